@@ -1,0 +1,363 @@
+"""Settings: ``[tool.amplint]`` in the nearest pyproject.toml, overridden by the command line."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE = (
+    ".amplint_cache",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+DEFAULT_EVAL_PATTERNS = (
+    "validate",
+    "validate_*",
+    "*_validate",
+    "validation",
+    "validation_*",
+    "*_validation",
+    "evaluate",
+    "evaluate_*",
+    "*_evaluate",
+    "evaluation",
+    "evaluation_*",
+    "eval_*",
+    "*_eval",
+    "val_*",
+    "valid_*",
+    "test_step",
+    "test_epoch",
+)
+
+KNOWN_KEYS = {
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "extend-per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "force-exclude",
+    "scaler-names",
+    "eval-function-patterns",
+    "extend-eval-function-patterns",
+    "cache-dir",
+    "respect-gitignore",
+}
+
+
+class ConfigError(Exception):
+    """A configuration problem: reported with exit status 2."""
+
+
+@dataclass
+class RuleOptions:
+    scaler_names: tuple[str, ...] = ()
+    eval_patterns: tuple[str, ...] = DEFAULT_EVAL_PATTERNS
+
+    def fingerprint(self) -> str:
+        return json.dumps([self.scaler_names, self.eval_patterns])
+
+
+@dataclass
+class Settings:
+    enabled: frozenset[str]
+    root: Path
+    config_file: Path | None = None
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    options: RuleOptions = field(default_factory=RuleOptions)
+    cache_dir: Path | None = None
+    force_exclude: bool = False
+
+    def fingerprint(self) -> str:
+        """Everything that changes what a file's diagnostics are."""
+        from . import __version__
+
+        payload = json.dumps(
+            [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(),
+             sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)],
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def ignored_for(self, path: Path) -> set[str]:
+        if not self.per_file_ignores:
+            return set()
+        rel = _relative(path, self.root)
+        out: set[str] = set()
+        for pattern, codes in self.per_file_ignores.items():
+            if _match_path(rel, path.name, pattern):
+                out.update(codes)
+        return out
+
+    def is_excluded(self, path: Path) -> bool:
+        rel = _relative(path, self.root)
+        for pattern in self.exclude + self.extend_exclude:
+            if _match_path(rel, path.name, pattern):
+                return True
+        return False
+
+
+def _code_stamp() -> str:
+    """Size and mtime of amplint's own modules: a cache written by other code is not reused."""
+    here = Path(__file__).parent
+    h = hashlib.sha256()
+    for p in sorted(here.rglob("*.py")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        h.update(f"{p.relative_to(here)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:16]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.as_posix()
+
+
+def _match_path(rel: str, name: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, pattern):
+        return True
+    parts = rel.split("/")
+    # a bare directory name excludes everything below it; a path pattern matches any prefix
+    for i in range(1, len(parts) + 1):
+        if fnmatch.fnmatchcase("/".join(parts[:i]), pattern) or ("/" not in pattern and fnmatch.fnmatchcase(parts[i - 1], pattern)):
+            return True
+    return False
+
+
+# --- code selection ------------------------------------------------------------------
+
+
+def _specificity(selector: str) -> int:
+    if selector == "ALL":
+        return 0
+    return len(selector)
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def validate_selectors(selectors: Iterable[str], codes: Iterable[str], where: str) -> list[str]:
+    codes = list(codes)
+    out = []
+    for raw in selectors:
+        sel = raw.strip().upper()
+        if not sel:
+            continue
+        if sel != "ALL" and not any(c.startswith(sel) for c in codes):
+            raise ConfigError(f"{where}: unknown rule selector `{raw}` (see `amplint --list-rules`)")
+        out.append(sel)
+    return out
+
+
+def resolve_enabled(
+    rules: Iterable[Any],
+    select: list[str] | None,
+    extend_select: list[str],
+    ignore: list[str],
+) -> frozenset[str]:
+    """ruff's resolution: the most specific selector wins; on a tie, ignore wins."""
+    enabled = set()
+    for r in rules:
+        code = r.code
+        best_sel = -1
+        if select is not None:
+            for s in select:
+                if _matches(s, code):
+                    best_sel = max(best_sel, _specificity(s))
+        elif r.default_enabled:
+            best_sel = 0  # implicit default: any ignore overrides it
+        for s in extend_select:
+            if _matches(s, code):
+                best_sel = max(best_sel, _specificity(s))
+        if best_sel < 0:
+            continue
+        best_ign = max((_specificity(s) for s in ignore if _matches(s, code)), default=-1)
+        if best_ign >= 0 and best_ign >= best_sel:
+            continue
+        enabled.add(code)
+    return frozenset(enabled)
+
+
+# --- files ---------------------------------------------------------------------------
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a ``[tool.amplint]`` table, looking upwards."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for d in (start, *start.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+                raise ConfigError(f"{candidate}: cannot read: {e}") from None
+            if "amplint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_table(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("amplint", {})
+    else:  # amplint.toml / .amplint.toml: the table is the whole file
+        table = data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.amplint] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [tool.amplint]: {', '.join(unknown)}")
+    return table
+
+
+def _str_list(table: dict, key: str, where: Path) -> list[str] | None:
+    if key not in table:
+        return None
+    v = table[key]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return list(v)
+
+
+@dataclass
+class CliOverrides:
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    cache_dir: str | None = None
+    force_exclude: bool = False
+    config: str | None = None
+    isolated: bool = False
+
+
+def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) -> Settings:
+    rules = list(rules)
+    codes = [r.code for r in rules]
+    config_path: Path | None = None
+    table: dict[str, Any] = {}
+    if cli.config:
+        config_path = Path(cli.config)
+        table = load_table(config_path)
+    elif not cli.isolated:
+        anchor = Path(paths[0]) if paths and paths[0] != "-" and Path(paths[0]).exists() else Path.cwd()
+        config_path = find_config(anchor)
+        if config_path is not None:
+            table = load_table(config_path)
+    where = config_path or Path("<cli>")
+    root = config_path.parent.resolve() if config_path is not None else Path.cwd().resolve()
+
+    cfg_select = _str_list(table, "select", where)
+    cfg_extend = _str_list(table, "extend-select", where) or []
+    cfg_ignore = _str_list(table, "ignore", where) or []
+    select = validate_selectors(cli.select, codes, "--select") if cli.select is not None else (
+        validate_selectors(cfg_select, codes, f"{where}: select") if cfg_select is not None else None
+    )
+    extend = validate_selectors(cfg_extend, codes, f"{where}: extend-select") + validate_selectors(
+        cli.extend_select, codes, "--extend-select"
+    )
+    ignore = validate_selectors(cfg_ignore, codes, f"{where}: ignore") + validate_selectors(cli.ignore, codes, "--ignore")
+    enabled = resolve_enabled(rules, select, extend, ignore)
+
+    pfi: dict[str, tuple[str, ...]] = {}
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        raw = table.get(key, {})
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes]")
+        for pattern, sel in raw.items():
+            if not isinstance(sel, list) or not all(isinstance(x, str) for x in sel):
+                raise ConfigError(f"{where}: `{key}.{pattern}` must be a list of codes")
+            pfi[pattern] = _expand(validate_selectors(sel, codes, f"{where}: {key}"), codes)
+    for pattern, sel in cli.per_file_ignores.items():
+        pfi[pattern] = _expand(validate_selectors(sel, codes, "--per-file-ignores"), codes)
+
+    exclude = tuple(cli.exclude) if cli.exclude is not None else tuple(_str_list(table, "exclude", where) or DEFAULT_EXCLUDE)
+    extend_exclude = tuple((_str_list(table, "extend-exclude", where) or []) + cli.extend_exclude)
+
+    scaler_names = tuple(_str_list(table, "scaler-names", where) or ())
+    patterns = _str_list(table, "eval-function-patterns", where)
+    eval_patterns = tuple(patterns) if patterns is not None else DEFAULT_EVAL_PATTERNS
+    eval_patterns += tuple(_str_list(table, "extend-eval-function-patterns", where) or ())
+    for n in scaler_names:
+        if not n or not all(part.isidentifier() for part in n.split(".")):
+            raise ConfigError(f"{where}: `scaler-names` entry `{n}` is not a name or dotted name")
+
+    cache_dir = cli.cache_dir or table.get("cache-dir")
+    if cache_dir is not None and not isinstance(cache_dir, str):
+        raise ConfigError(f"{where}: `cache-dir` must be a string")
+    force_exclude = cli.force_exclude or bool(table.get("force-exclude", False))
+    env_cache = os.environ.get("AMPLINT_CACHE_DIR")
+    resolved_cache = Path(cache_dir) if cache_dir else (Path(env_cache) if env_cache else root / ".amplint_cache")
+    if cache_dir and not resolved_cache.is_absolute():
+        resolved_cache = (root / resolved_cache) if not cli.cache_dir else resolved_cache.resolve()
+
+    return Settings(
+        enabled=enabled,
+        root=root,
+        config_file=config_path,
+        exclude=exclude,
+        extend_exclude=extend_exclude,
+        per_file_ignores=pfi,
+        options=RuleOptions(scaler_names=scaler_names, eval_patterns=eval_patterns),
+        cache_dir=resolved_cache,
+        force_exclude=force_exclude,
+    )
+
+
+def _expand(selectors: list[str], codes: list[str]) -> tuple[str, ...]:
+    return tuple(sorted({c for c in codes for s in selectors if _matches(s, c)}))

@@ -1,0 +1,379 @@
+"""Lint one file: decode, prefilter, parse once, build the model, run the rules, resolve
+positions, apply suppressions.  Also the public ``lint_source`` / ``lint_paths`` API.
+
+LibCST is imported only when a file passes the prefilter.  The parse runs on a thread with a
+large stack, behind CPython's own parser: LibCST's native parser can overflow the C stack on
+pathologically nested input (a segfault, not an exception), while CPython rejects nesting
+beyond about 3,000 levels with a catchable error.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import threading
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import noqa as noqa_mod
+from .config import RuleOptions, Settings
+from .diagnostics import Diagnostic, Edit, Fix, Location
+from .prefilter import Prefilter
+from .rules import Finding, FixPlan, Rule, all_rules
+
+SYNTAX_CODE = "AMP000"
+SYNTAX_NAME = "syntax-error"
+PSEUDO_CODES = (SYNTAX_CODE,)
+
+_STACK_SIZE = 256 * 1024 * 1024
+_RECURSION_LIMIT = 12000
+
+
+@dataclass
+class Source:
+    """A decoded source file, with what is needed to write it back unchanged."""
+
+    text: str
+    encoding: str
+    newline: str
+    bom: bool
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # internal errors (exit status 2)
+    warnings: list[str] = field(default_factory=list)
+    analysed: bool = False  # passed the prefilter and was parsed
+    source: Source | None = None
+    fixed_text: str | None = None  # set by --fix / --diff when edits were applied
+    fixes_applied: int = 0
+
+    def to_cache(self) -> dict[str, Any]:
+        return {
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "warnings": self.warnings,
+            "analysed": self.analysed,
+        }
+
+
+class DecodeError(Exception):
+    def __init__(self, message: str, row: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.row, self.col = row, col
+
+
+def decode(data: bytes) -> Source:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:
+        raise DecodeError(f"SyntaxError: {e.msg if hasattr(e, 'msg') else e}") from None
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as e:
+        start = getattr(e, "start", 0)
+        row = data.count(b"\n", 0, start) + 1
+        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise DecodeError(f"SyntaxError: the file is not valid {encoding} (byte offset {start})", row, col) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    newline = "\r\n" if "\r\n" in text[:10000] else ("\r" if "\r" in text[:10000] and "\n" not in text[:10000] else "\n")
+    return Source(text, encoding, newline, bom)
+
+
+def _run_big_stack(fn: Callable[[], Any]) -> Any:
+    result: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            result["error"] = e
+
+    old = threading.stack_size()
+    try:
+        threading.stack_size(_STACK_SIZE)
+        t = threading.Thread(target=target, name="amplint-analyse")
+    finally:
+        threading.stack_size(old)
+    t.start()
+    t.join()
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")
+
+
+class Linter:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.rules: list[Rule] = [r(settings.options) for r in all_rules() if r.code in settings.enabled]
+        names = settings.options.scaler_names
+        self.prefilter = Prefilter({t for r in self.rules for t in r.triggers}, names)
+        self._rule_filters = {r.code: Prefilter(r.triggers, names) for r in self.rules}
+        if sys.getrecursionlimit() < _RECURSION_LIMIT:
+            sys.setrecursionlimit(_RECURSION_LIMIT)
+
+    # --- one file --------------------------------------------------------------------
+
+    def check_path(self, path: Path, explicit: bool, display: str | None = None) -> FileResult:
+        name = display if display is not None else str(path)
+        try:
+            data = path.read_bytes()
+        except IsADirectoryError:
+            return FileResult(name, errors=[f"{name}: is a directory"])
+        except OSError as e:
+            return FileResult(name, diagnostics=[_io_diagnostic(name, e)])
+        if path.suffix == ".ipynb":
+            from .notebook import check_notebook
+
+            return check_notebook(self, data, name)
+        return self.check_bytes(data, name, explicit=explicit)
+
+    def check_bytes(self, data: bytes, name: str, explicit: bool = True, force: bool = False) -> FileResult:
+        result = FileResult(name)
+        if not force and not self.prefilter(data):
+            if explicit:
+                err = _cpython_syntax_error(data, name)
+                if err is not None:
+                    result.diagnostics.append(err)
+            return result
+        try:
+            source = decode(data)
+        except DecodeError as e:
+            result.diagnostics.append(_syntax_diag(name, str(e), e.row, e.col))
+            return result
+        result.source = source
+        return self.check_source(source, name, data, result)
+
+    def check_source(self, source: Source, name: str, data: bytes | None = None,
+                     result: FileResult | None = None) -> FileResult:
+        result = result if result is not None else FileResult(name, source=source)
+        result.analysed = True
+        err = _cpython_syntax_error(source.text, name)
+        if err is not None:
+            result.diagnostics.append(err)
+            return result
+        raw = data if data is not None else source.text.encode("utf-8", "surrogatepass")
+        rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
+        try:
+            diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules))
+        except RecursionError:
+            diags, errors, warnings = [_syntax_diag(name, "the file is nested too deeply to analyse", 1, 1)], [], []
+        except MemoryError:
+            diags, errors, warnings = [_syntax_diag(name, "the file is too large to analyse", 1, 1)], [], []
+        result.diagnostics.extend(diags)
+        result.errors.extend(errors)
+        result.warnings.extend(warnings)
+        return result
+
+    def _analyse(self, source: Source, name: str, rules: list[Rule]):
+        import libcst as cst
+
+        from .model import AmpModel
+
+        try:
+            module = cst.parse_module(source.text)
+        except cst.ParserSyntaxError as e:
+            return [_syntax_diag(name, f"SyntaxError: {_first_line(e.message)}", max(e.raw_line, 1), e.raw_column + 1)], [], []
+        opts: RuleOptions = self.settings.options
+        model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns)
+        findings: list[tuple[Rule, Finding]] = []
+        errors: list[str] = []
+        for rule in rules:
+            try:
+                for f in rule.check(model):
+                    findings.append((rule, f))
+            except RecursionError:
+                raise
+            except Exception as e:  # noqa: BLE001 - one rule's bug must not stop the run
+                errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
+        if not findings:
+            return [], errors, []
+        resolver = Resolver(module, source)
+        noqa = noqa_mod.parse(source.text)
+        ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
+        out: list[Diagnostic] = []
+        seen: set[tuple] = set()
+        for rule, f in findings:
+            if rule.code in ignored:
+                continue
+            try:
+                diag = resolver.diagnostic(rule, f, name)
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
+                continue
+            key = (diag.code, diag.location, diag.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            rows = (diag.location.row, resolver.stmt_end_row(f.stmt))
+            if noqa.suppresses(diag.code, rows):
+                continue
+            out.append(diag)
+        warnings = _noqa_warnings(noqa, name)
+        out.sort(key=Diagnostic.sort_key)
+        return out, errors, warnings
+
+
+def _noqa_warnings(noqa: noqa_mod.NoqaMap, name: str) -> list[str]:
+    known = {r.code for r in all_rules()} | set(PSEUDO_CODES)
+    warnings = []
+    for d in list(noqa.lines.values()) + noqa.file_directives:
+        for c in sorted(d.codes or ()):
+            if c.startswith("AMP") and c not in known:
+                warnings.append(f"{name}:{d.row}: unknown rule code `{c}` in noqa comment")
+    return warnings
+
+
+class Resolver:
+    """Turns findings (nodes) into diagnostics (rows and columns), and fix plans into edits."""
+
+    def __init__(self, module, source: Source) -> None:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        self.module = module
+        self.source = source
+        self.lines = source.text.splitlines(keepends=True)
+        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def range(self, node) -> tuple[Location, Location]:
+        r = self.positions[node]
+        return Location(r.start.line, r.start.column + 1), Location(r.end.line, r.end.column + 1)
+
+    def stmt_end_row(self, stmt) -> int:
+        if stmt is None:
+            return -1
+        try:
+            return self.positions[stmt].end.line
+        except KeyError:
+            return -1
+
+    def diagnostic(self, rule: Rule, f: Finding, name: str) -> Diagnostic:
+        start, end = self.range(f.node)
+        fix = self.fix(f.fix) if f.fix is not None else None
+        return Diagnostic(
+            code=rule.code,
+            name=rule.name,
+            message=f.message or rule.message,
+            filename=name,
+            location=start,
+            end_location=end,
+            noqa_row=start.row,
+            fix=fix,
+        )
+
+    def _indent(self, row: int) -> str:
+        line = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
+        return line[: len(line) - len(line.lstrip(" \t"))]
+
+    def fix(self, plan: FixPlan) -> Fix | None:
+        edits = []
+        nl = self.source.newline
+        for e in plan.edits:
+            start, end = self.range(e.node)
+            if e.kind == "replace":
+                edits.append(Edit(e.text, start, end))
+            elif e.kind == "insert_before":
+                loc = Location(start.row, 1)
+                edits.append(Edit(self._indent(start.row) + e.text + nl, loc, loc))
+            elif e.kind == "insert_after":
+                indent = self._indent(start.row)
+                if end.row < len(self.lines) or (self.lines and self.lines[-1].endswith(("\n", "\r"))):
+                    loc = Location(end.row + 1, 1)
+                    edits.append(Edit(indent + e.text + nl, loc, loc))
+                else:
+                    loc = Location(end.row, len(self.lines[end.row - 1]) + 1)
+                    edits.append(Edit(nl + indent + e.text, loc, loc))
+            elif e.kind == "delete_stmt":
+                loc = Location(start.row, 1)
+                stop = Location(end.row + 1, 1)
+                edits.append(Edit(self._indent(start.row) + "pass" + nl if e.text == "pass" else "", loc, stop))
+            else:  # pragma: no cover
+                raise ValueError(f"unknown edit kind {e.kind}")
+        if not edits:
+            return None
+        return Fix(plan.applicability, plan.message, tuple(sorted(edits, key=lambda x: (x.location, x.end_location))))
+
+
+def _first_line(message: str) -> str:
+    text = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+    return text.replace("parser error: ", "").replace("tokenizer error: ", "")
+
+
+def _syntax_diag(name: str, message: str, row: int, col: int) -> Diagnostic:
+    loc = Location(max(row, 1), max(col, 1))
+    return Diagnostic(SYNTAX_CODE, SYNTAX_NAME, message, name, loc, loc, noqa_row=None)
+
+
+def _io_diagnostic(name: str, e: OSError) -> Diagnostic:
+    reason = e.strerror or type(e).__name__
+    return _syntax_diag(name, f"cannot read the file: {reason}", 1, 1)
+
+
+def _cpython_syntax_error(data: bytes | str, name: str) -> Diagnostic | None:
+    """CPython's own verdict, which also bounds nesting before LibCST sees the file."""
+    try:
+        compile(data, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as e:
+        msg = e.msg or "invalid syntax"
+        kind = type(e).__name__
+        row = e.lineno or 1
+        col = e.offset or 1
+        return _syntax_diag(name, f"{kind}: {msg}", row, col)
+    except (RecursionError, MemoryError):
+        return _syntax_diag(name, "SyntaxError: the code is nested too deeply", 1, 1)
+    except ValueError as e:  # NUL bytes
+        return _syntax_diag(name, f"SyntaxError: {e}", _nul_row(data), 1)
+    return None
+
+
+def _nul_row(data: bytes | str) -> int:
+    nul = b"\x00" if isinstance(data, bytes) else "\x00"
+    i = data.find(nul)  # type: ignore[arg-type]
+    return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, i) + 1 if i >= 0 else 1  # type: ignore[arg-type]
+
+
+# --- public API ------------------------------------------------------------------------
+
+
+def default_settings() -> Settings:
+    from .config import CliOverrides, build_settings
+
+    return build_settings([], CliOverrides(isolated=True), all_rules())
+
+
+def lint_source(source: str | bytes, filename: str = "<stdin>", *, settings: Settings | None = None,
+                select: Iterable[str] | None = None) -> list[Diagnostic]:
+    """Lint one source text; returns its diagnostics sorted by position.
+
+    ``select`` (codes or prefixes, e.g. ``["ALL"]``) overrides the default rule selection.
+    """
+    if settings is None:
+        from .config import CliOverrides, build_settings
+
+        settings = build_settings([], CliOverrides(isolated=True, select=list(select) if select else None), all_rules())
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    linter = Linter(settings)
+    if filename.endswith(".ipynb"):
+        from .notebook import check_notebook
+
+        return check_notebook(linter, data, filename).diagnostics
+    return linter.check_bytes(data, filename, explicit=True).diagnostics
+
+
+def lint_paths(paths: Iterable[str], *, settings: Settings | None = None, select: Iterable[str] | None = None,
+               jobs: int | None = 1, cache: bool = False) -> list[Diagnostic]:
+    """Lint files and directories; returns all diagnostics sorted by (path, row, column, code)."""
+    from .config import CliOverrides, build_settings
+    from .runner import run
+
+    paths = list(paths)
+    if settings is None:
+        settings = build_settings(paths, CliOverrides(select=list(select) if select else None), all_rules())
+    results = run(paths, settings, jobs=jobs, use_cache=cache)
+    return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)

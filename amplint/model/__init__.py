@@ -1,0 +1,175 @@
+"""The per-file AMP model, built once per file and read by every rule.
+
+- ``imports``      the torch AMP family through imports and aliases (:mod:`.names`);
+- ``functions``, ``classes``, ``calls``, ``assignments``, ``refs``: the file's structure;
+- ``regions``      autocast / grad-disabled / eval regions (:class:`.structure.Region`);
+- ``scalers``      which names hold a GradScaler (:mod:`.scalers`);
+- ``flow``         ordered scaler events with control flow (:mod:`.flow`), computed on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from . import names as N
+from .build import Builder
+from .flow import Flow, Observation, State
+from .scalers import ScalerTable, owner_class
+from .structure import CallSite, ClassInfo, FunctionInfo, Region
+
+__all__ = ["AmpModel", "Observation", "State", "CallSite", "FunctionInfo", "ClassInfo", "Region", "owner_class"]
+
+_EVENT_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward", "zero_grad"})
+_BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+
+
+class AmpModel:
+    def __init__(self, module: cst.Module, *, scaler_names: Iterable[str] = (), eval_patterns: Iterable[str] = ()) -> None:
+        self.module = module
+        b = Builder(module, eval_patterns)
+        self.top = b.build()
+        self.imports = b.imports
+        self.functions = b.functions
+        self.classes = b.classes
+        self.calls = b.calls
+        self.assignments = b.assignments
+        self.refs = b.refs
+        self.regions = b.regions
+        self.seqs = b.seqs
+        self.call_of: dict[cst.CSTNode, CallSite] = {c.node: c for c in b.calls}
+        self._parent_call = b.parent_call
+        self.scalers = ScalerTable(b, tuple(scaler_names))
+        self.scalers.finalize()
+        self.self_attrs: dict[ClassInfo, set[str]] = {}
+        for a in self.assignments:
+            cls = owner_class(a.func)
+            if cls is None:
+                continue
+            for t in a.targets:
+                if t is not None and t.startswith("self.") and t.count(".") == 1:
+                    self.self_attrs.setdefault(cls, set()).add(t[5:])
+        self._callees = self._static_callees()
+        self._with_backward = self._functions_with_backward()
+        for r in self.regions:
+            if r.kind in ("eval", "eval_name"):
+                r.has_backward = any(self._is_backward(c) for c in r.calls)
+        self._flow: Flow | None = None
+
+    # --- flow ------------------------------------------------------------------------
+
+    @property
+    def flow(self) -> Flow:
+        if self._flow is None:
+            self._flow = Flow(self)
+            if self.scalers.any():
+                self._flow.run()
+        return self._flow
+
+    def observations(self, *kinds: str) -> list[Observation]:
+        return [o for o in self.flow.observations if o.kind in kinds]
+
+    def relevant_functions(self) -> list[FunctionInfo]:
+        direct = set()
+        for f in self.functions:
+            for c in f.calls:
+                if c.method in _EVENT_METHODS or c.qual in N.CLIP_FUNCTIONS or self.scalers.is_ctor_call(c.node):
+                    direct.add(f)
+                    break
+        relevant = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for f, callees in self._callees.items():
+                if f not in relevant and callees & relevant:
+                    relevant.add(f)
+                    changed = True
+        return [f for f in self.functions if f in relevant]
+
+    # --- helpers for rules -----------------------------------------------------------
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def is_simple_statement(self, stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+        """``stmt`` is a line holding only the expression statement ``node``."""
+        return (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and stmt.body[0].value is node
+        )
+
+    def parent_call_of(self, node: cst.CSTNode) -> CallSite | None:
+        """The call that has ``node`` as its receiver or as one of its arguments."""
+        parent = self._parent_call.get(node)
+        return self.call_of.get(parent) if parent is not None else None
+
+    def is_line(self, stmt: cst.CSTNode) -> bool:
+        """A simple statement line (edits may be inserted before or after it)."""
+        return isinstance(stmt, cst.SimpleStatementLine)
+
+    def is_scaler(self, func: FunctionInfo, key: str | None) -> bool:
+        return self.scalers.is_scaler(func, key)
+
+    def callee_of(self, site: CallSite) -> FunctionInfo | None:
+        """A function or method of this file a call site statically resolves to."""
+        return _resolve_static(self, site)
+
+    def has_backward(self, func: FunctionInfo) -> bool:
+        return func in self._with_backward
+
+    def _is_backward(self, c: CallSite) -> bool:
+        if c.method in _BACKWARD_METHODS or c.qual in N.AUTOGRAD_BACKWARD:
+            return True
+        callee = _resolve_static(self, c)
+        return callee is not None and callee in self._with_backward
+
+    def _static_callees(self) -> dict[FunctionInfo, set[FunctionInfo]]:
+        out: dict[FunctionInfo, set[FunctionInfo]] = {}
+        for f in self.functions:
+            s = set()
+            for c in f.calls:
+                callee = _resolve_static(self, c)
+                if callee is not None:
+                    s.add(callee)
+            out[f] = s
+        return out
+
+    def _functions_with_backward(self) -> set[FunctionInfo]:
+        found = {f for f in self.functions if any(c.method in _BACKWARD_METHODS or c.qual in N.AUTOGRAD_BACKWARD for c in f.calls)}
+        changed = True
+        while changed:
+            changed = False
+            for f, callees in self._callees.items():
+                if f not in found and callees & found:
+                    found.add(f)
+                    changed = True
+        return found
+
+
+def _resolve_static(model: AmpModel, c: CallSite) -> FunctionInfo | None:
+    text = c.text
+    if text is None:
+        return None
+    if "." not in text:
+        f: FunctionInfo | None = c.func
+        while f is not None:
+            d = f.local_defs.get(text)
+            if d is not None:
+                return d
+            f = f.parent
+        return None
+    head, _, attr = text.rpartition(".")
+    if head in ("self", "cls"):
+        cls = owner_class(c.func)
+        seen = set()
+        by_name = {k.name: k for k in model.classes}
+        while cls is not None and id(cls) not in seen:
+            seen.add(id(cls))
+            m = cls.methods.get(attr)
+            if m is not None:
+                return m
+            cls = next((by_name[b] for b in cls.bases if b in by_name), None)
+    return None

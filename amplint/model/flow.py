@@ -1,0 +1,1033 @@
+"""Ordered GradScaler events with control flow: a small path-sensitive abstract interpreter.
+
+Each function that touches a scaler is interpreted over its statements with a *set* of
+abstract states (one per distinct path fact), so that branches on the same condition stay
+correlated (``if use_amp: scaled backward ... if use_amp: scaler.step``), loops are iterated
+to a fixpoint (their back edges are where "the next iteration" begins), and
+``break``/``continue``/``return``/``raise``/``finally`` route states where Python would.
+
+The state follows GradScaler's own per-optimizer state machine (READY -> UNSCALED ->
+STEPPED -> update() -> READY) plus what rules need around it: whether the gradients are
+still scaled, plain backwards since the last step, names bound to ``S.scale(...)``, and the
+updates made in the current iteration.  Calls to functions and methods of the same file are
+interpreted at the call site with their parameters bound to the caller's expressions; a
+call of unknown code that receives a scaler makes that scaler's state unknown, and an
+unknown state never produces a finding.
+
+Rules do not run this; they read :class:`Observation` s: every event with the set of states
+that reach it (``model.flow.observations``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import libcst as cst
+
+from . import names as N
+from .build import expr_key, literal_value
+from .names import dotted_text
+from .scalers import owner_class
+from .structure import Alt, CallSite, FunctionInfo, Region
+
+MAX_STATES = 48
+MAX_DEPTH = 4
+MAX_LOOP_PASSES = 6
+
+# --- the abstract state ---------------------------------------------------------------
+
+READY, UNSCALED, STEPPED = "R", "U", "S"
+
+
+class State:
+    """Immutable facts on one path.  Unknown is the absence of a fact."""
+
+    __slots__ = ("assume", "stage", "known", "grads", "sbw", "plain", "scaled", "iters", "_h")
+
+    def __init__(self, assume=frozenset(), stage=frozenset(), known=frozenset(), grads=frozenset(), sbw=frozenset(),
+                 plain=frozenset(), scaled=frozenset(), iters=frozenset()):
+        self.assume: frozenset[tuple[str, bool]] = assume
+        # (scaler, optimizer, UNSCALED|STEPPED, node that put it there)
+        self.stage: frozenset[tuple[str, str, str, cst.CSTNode]] = stage
+        # scalers whose optimizers not listed in ``stage`` are READY (after update() or creation)
+        self.known: frozenset[str] = known
+        # (scaler, "scaled"|"unscaled"|"clean", node): the gradients' scaling
+        self.grads: frozenset[tuple[str, str, cst.CSTNode | None]] = grads
+        # (scaler, node): scaled backwards since the last step
+        self.sbw: frozenset[tuple[str, cst.CSTNode]] = sbw
+        # plain (unscaled) backward calls since the last step / zero_grad
+        self.plain: frozenset[cst.CSTNode] = plain
+        # (local name, scaler): names bound to ``S.scale(...)``
+        self.scaled: frozenset[tuple[str, str]] = scaled
+        # (scaler, updates this iteration, optimizers stepped before the last update, since)
+        self.iters: frozenset[tuple[str, int, frozenset, frozenset]] = iters
+        self._h = hash((assume, stage, known, grads, sbw, plain, scaled, iters))
+
+    def __hash__(self) -> int:
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, State)
+            and self._h == other._h
+            and self.assume == other.assume
+            and self.stage == other.stage
+            and self.known == other.known
+            and self.grads == other.grads
+            and self.sbw == other.sbw
+            and self.plain == other.plain
+            and self.scaled == other.scaled
+            and self.iters == other.iters
+        )
+
+    def replace(self, **kw) -> "State":
+        d = {s: getattr(self, s) for s in State.__slots__ if s != "_h"}
+        d.update(kw)
+        return State(**d)
+
+    # queries used by rules -----------------------------------------------------------
+
+    def stage_of(self, scaler: str, opt: str) -> tuple[str, cst.CSTNode | None] | None:
+        """(READY|UNSCALED|STEPPED, node) for one optimizer; None when unknown."""
+        for s, o, st, node in self.stage:
+            if s == scaler and o == opt:
+                return st, node
+        if scaler in self.known:
+            return READY, None
+        return None
+
+    def stages(self, scaler: str) -> list[tuple[str, str, cst.CSTNode]]:
+        return [(o, st, node) for s, o, st, node in self.stage if s == scaler]
+
+    def all_ready(self, scaler: str) -> bool:
+        return scaler in self.known and not any(s == scaler for s, *_ in self.stage)
+
+    def grads_of(self, scaler: str) -> tuple[str, cst.CSTNode | None] | None:
+        for s, status, node in self.grads:
+            if s == scaler:
+                return status, node
+        return None
+
+    def scaled_grads(self) -> list[tuple[str, cst.CSTNode | None]]:
+        return [(s, node) for s, status, node in self.grads if status == "scaled"]
+
+    def scaled_backwards(self, scaler: str) -> list[cst.CSTNode]:
+        return [n for s, n in self.sbw if s == scaler]
+
+    def iteration(self, scaler: str) -> tuple[int, frozenset, frozenset] | None:
+        for s, n, prev, cur in self.iters:
+            if s == scaler:
+                return n, prev, cur
+        return None
+
+    def scaler_of_name(self, name: str) -> str | None:
+        for n, s in self.scaled:
+            if n == name:
+                return s
+        return None
+
+    # transitions (GradScaler semantics) ----------------------------------------------
+
+    def forget(self, scaler: str) -> "State":
+        return self.replace(
+            stage=frozenset(x for x in self.stage if x[0] != scaler),
+            known=self.known - {scaler},
+            grads=frozenset(x for x in self.grads if x[0] != scaler),
+            sbw=frozenset(x for x in self.sbw if x[0] != scaler),
+            iters=frozenset(x for x in self.iters if x[0] != scaler),
+        )
+
+    def _set_grads(self, scaler: str, status: str, node) -> frozenset:
+        return frozenset(x for x in self.grads if x[0] != scaler) | {(scaler, status, node)}
+
+    def _set_stage(self, scaler: str, opt: str, st: str, node) -> frozenset:
+        return frozenset(x for x in self.stage if not (x[0] == scaler and x[1] == opt)) | {(scaler, opt, st, node)}
+
+
+def _iter_step(state: State, scaler: str, opt: str) -> frozenset:
+    it = state.iteration(scaler)
+    n, prev, cur = it if it is not None else (0, frozenset(), frozenset())
+    rest = frozenset(x for x in state.iters if x[0] != scaler)
+    return rest | {(scaler, n, prev, cur | {opt})}
+
+
+def _iter_update(state: State, scaler: str) -> frozenset:
+    it = state.iteration(scaler)
+    n, prev, cur = it if it is not None else (0, frozenset(), frozenset())
+    rest = frozenset(x for x in state.iters if x[0] != scaler)
+    return rest | {(scaler, n + 1, prev | cur, frozenset())}
+
+
+# --- observations ---------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Observation:
+    """An event on one call site, in one calling context, with the states that reach it."""
+
+    kind: str  # create scale scaled_backward backward unscale step update opt_step zero_grad clip backedge
+    node: cst.CSTNode
+    site: CallSite | None
+    scaler: str | None
+    opt: str | None
+    regions: tuple[Region, ...]
+    func: FunctionInfo
+    states: set[State]
+    inlined: bool = False
+
+    def in_region(self, *kinds: str) -> Region | None:
+        """The innermost region of one of ``kinds`` (grad-mode regions: the one in effect)."""
+        for r in reversed(self.regions):
+            if r.kind in kinds:
+                return r
+        return None
+
+    @property
+    def grad_disabled(self) -> Region | None:
+        for r in reversed(self.regions):
+            if r.kind == "no_grad":
+                return r
+            if r.kind == "enable_grad":
+                return None
+        return None
+
+
+class Outs:
+    __slots__ = ("normal", "brk", "cont", "ret", "exc")
+
+    def __init__(self, normal=None, brk=None, cont=None, ret=None, exc=None):
+        self.normal: set[State] = normal if normal is not None else set()
+        self.brk: set[State] = brk if brk is not None else set()
+        self.cont: set[State] = cont if cont is not None else set()
+        self.ret: set[State] = ret if ret is not None else set()
+        self.exc: set[State] = exc if exc is not None else set()
+
+    def merge(self, other: "Outs", normal: bool = True) -> "Outs":
+        if normal:
+            self.normal |= other.normal
+        self.brk |= other.brk
+        self.cont |= other.cont
+        self.ret |= other.ret
+        self.exc |= other.exc
+        return self
+
+
+class Frame:
+    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params")
+
+    def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset()):
+        self.func: FunctionInfo = func
+        self.env: dict[str, str] = env
+        self.tag: str = tag
+        self.ctx_regions: tuple[Region, ...] = ctx_regions
+        self.depth: int = depth
+        self.stack: tuple[FunctionInfo, ...] = stack
+        self.scaler_params: frozenset[str] = scaler_params
+
+
+_PURE_BUILTINS = frozenset(
+    {
+        "print", "len", "isinstance", "issubclass", "getattr", "hasattr", "id", "type", "str", "repr", "float", "int",
+        "bool", "range", "enumerate", "zip", "min", "max", "sum", "abs", "round", "list", "tuple", "dict", "set",
+        "sorted", "reversed", "format", "any", "all", "iter", "next", "map", "filter", "hash", "callable", "vars",
+    }
+)
+_SCALER_QUERIES = frozenset(
+    {
+        "get_scale", "is_enabled", "state_dict", "load_state_dict", "get_growth_factor", "get_backoff_factor",
+        "get_growth_interval", "set_growth_factor", "set_backoff_factor", "set_growth_interval", "_get_growth_tracker",
+        "__getstate__", "__setstate__",
+    }
+)
+_HARMLESS_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "Protocol", "nn.Module", "torch.nn.Module", "Module"})
+_OPT_NAME = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|optimizer$|optim$", re.I)
+
+
+class Flow:
+    def __init__(self, model) -> None:
+        self.m = model
+        self.scalers = model.scalers
+        self.observations: list[Observation] = []
+        self._obs_index: dict[tuple, Observation] = {}
+        self._memo: dict[tuple, Outs] = {}
+        self._cond_text: dict[cst.CSTNode, str] = {}
+        self._assigned_in: dict[cst.CSTNode, frozenset[str]] = {}
+        self._instances = self._instance_vars()
+        self.opt_texts = self._optimizer_texts()
+        self.module_defs = model.top.local_defs
+        self.classes_by_name = {c.name: c for c in model.classes}
+
+    # --- driver ----------------------------------------------------------------------
+
+    def run(self) -> None:
+        for func in self.m.relevant_functions():
+            frame = Frame(func, {}, "", (), 0, (func,))
+            self.block(frame, func.body, {State()})
+
+    # --- observations ----------------------------------------------------------------
+
+    def observe(self, frame: Frame, kind: str, node: cst.CSTNode, site: CallSite | None, scaler: str | None,
+                opt: str | None, states: Iterable[State], regions: tuple[Region, ...] | None = None) -> None:
+        regions = regions if regions is not None else frame.ctx_regions + (site.regions if site is not None else ())
+        key = (kind, node, scaler, opt, tuple(id(r) for r in regions))
+        obs = self._obs_index.get(key)
+        if obs is None:
+            obs = Observation(kind, node, site, scaler, opt, regions, frame.func, set(), inlined=frame.depth > 0)
+            self._obs_index[key] = obs
+            self.observations.append(obs)
+        obs.states.update(states)
+
+    # --- keys ------------------------------------------------------------------------
+
+    def canon(self, frame: Frame, text: str | None, _depth: int = 0) -> str | None:
+        if text is None:
+            return None
+        m = _HEAD.match(text)
+        head = m.group(0) if m else text
+        rest = text[len(head):]
+        alias = self.scalers.aliases.get(frame.func, {}).get(head)
+        if alias is not None and _depth < 4:
+            return self.canon(frame, alias + rest, _depth + 1)
+        if head in frame.env:
+            return frame.env[head] + rest
+        if frame.tag and (frame.func.is_local(head) or head == "self"):
+            return frame.tag + text
+        return text
+
+    def is_scaler(self, frame: Frame, text: str | None) -> bool:
+        if text is None:
+            return False
+        if text in frame.scaler_params:
+            return True
+        return self.scalers.is_scaler(frame.func, text)
+
+    def opt_key(self, frame: Frame, node: cst.BaseExpression | None) -> str:
+        if node is None:
+            return "?"
+        key = expr_key(node)
+        if key is None:
+            return f"?{id(node)}"
+        return self.canon(frame, key) or key
+
+    # --- statements ------------------------------------------------------------------
+
+    def block(self, frame: Frame, stmts: list[cst.CSTNode], states: set[State]) -> Outs:
+        out = Outs()
+        cur = states
+        for s in stmts:
+            if not cur:
+                break
+            o = self.stmt(frame, s, cur)
+            out.merge(o, normal=False)
+            cur = o.normal
+        out.normal = cur
+        return out
+
+    def stmt(self, frame: Frame, s: cst.CSTNode, states: set[State]) -> Outs:
+        t = type(s)
+        if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
+            cur = states
+            for small in s.body:  # type: ignore[attr-defined]
+                st = type(small)
+                if st is cst.Pass:
+                    continue
+                if st is cst.Break:
+                    return Outs(brk=cur)
+                if st is cst.Continue:
+                    return Outs(cont=cur)
+                cur = self.items(frame, self.m.seqs.get(small, ()), cur)
+                if st is cst.Return:
+                    self._escape_return(frame, small, cur)
+                    return Outs(ret=cur)
+                if st is cst.Raise:
+                    return Outs(exc=cur)
+                if st is cst.Assign or st is cst.AnnAssign or st is cst.AugAssign:
+                    cur = self.assign(frame, small, cur)
+                if not cur:
+                    break
+            return Outs(normal=cur)
+        if t is cst.If:
+            cur = self.items(frame, self.m.seqs.get(s, ()), states)
+            then = self.assume(frame, s.test, True, cur)
+            other = self.assume(frame, s.test, False, cur)
+            out = self.block(frame, _body(s.body), then)
+            if s.orelse is None:
+                out.normal |= other
+            elif isinstance(s.orelse, cst.If):
+                out.merge(self.stmt(frame, s.orelse, other))
+            else:
+                out.merge(self.block(frame, _body(s.orelse.body), other))
+            out.normal = self.widen(out.normal)
+            return out
+        if t is cst.For or t is cst.While:
+            return self.loop(frame, s, states)
+        if t is cst.With:
+            cur = self.items(frame, self.m.seqs.get(s, ()), states)
+            for wi in s.items:
+                if wi.asname is not None:
+                    cur = self.rebind(frame, _target_heads(wi.asname.name), cur)
+            return self.block(frame, _body(s.body), cur)
+        if t is cst.Try or t is cst.TryStar:
+            return self.try_(frame, s, states)
+        if t is cst.Match:
+            cur = self.items(frame, self.m.seqs.get(s, ()), states)
+            out = Outs()
+            irrefutable = False
+            for case in s.cases:
+                out.merge(self.block(frame, _body(case.body), cur))
+                if isinstance(case.pattern, cst.MatchAs) and case.pattern.pattern is None and case.guard is None:
+                    irrefutable = True
+            if not irrefutable:
+                out.normal |= cur
+            return out
+        return Outs(normal=states)  # def / class: nothing runs now
+
+    def loop(self, frame: Frame, s: cst.For | cst.While, states: set[State]) -> Outs:
+        cur = self.items(frame, self.m.seqs.get(s, ()), states)
+        infinite = isinstance(s, cst.While) and literal_value(s.test) is True
+        targets = _target_heads(s.target) if isinstance(s, cst.For) else frozenset()
+        canon_targets = frozenset(self.canon(frame, t) or t for t in targets)
+        assigned = self._loop_assigned(s) | targets
+        canon_assigned = frozenset(self.canon(frame, a) or a for a in assigned)
+        entry = {self._new_iteration(st) for st in cur}
+        head = entry
+        out = Outs()
+        body = _body(s.body)
+        for _ in range(MAX_LOOP_PASSES):
+            body_in = head
+            if isinstance(s, cst.For):
+                body_in = self.rebind(frame, targets, body_in)
+            elif not infinite:
+                body_in = self.assume(frame, s.test, True, body_in)
+            o = self.block(frame, body, body_in)
+            out.merge(o, normal=False)
+            back = o.normal | o.cont
+            back = {self._drop_target_stages(st, canon_targets) for st in back}
+            if back:
+                self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
+            back = {self._next_iteration(st, canon_assigned) for st in back}
+            new_head = self.widen(entry | back)
+            if new_head == head:
+                break
+            head = new_head
+        exits: set[State] = set()
+        if not infinite:
+            exits = head if isinstance(s, cst.For) else self.assume(frame, s.test, False, head)
+        result = Outs(ret=out.ret, exc=out.exc)
+        if s.orelse is not None and exits:
+            result.merge(self.block(frame, _body(s.orelse.body), exits))
+        else:
+            result.normal |= exits
+        result.normal |= out.brk
+        result.normal = self.widen(result.normal)
+        return result
+
+    def try_(self, frame: Frame, s: cst.Try | cst.TryStar, states: set[State]) -> Outs:
+        body = self.block(frame, _body(s.body), states)
+        combined = Outs(brk=set(body.brk), cont=set(body.cont), ret=set(body.ret))
+        if s.orelse is not None:
+            combined.merge(self.block(frame, _body(s.orelse.body), body.normal))
+        else:
+            combined.normal |= body.normal
+        if s.handlers:
+            # An exception may come from anywhere in the body; we model it as raised before the
+            # body's events (the optimistic choice) plus the explicit ``raise`` statements.
+            handler_in = set(states) | body.exc
+            for h in s.handlers:
+                cur = handler_in
+                if h.name is not None:
+                    cur = self.rebind(frame, _target_heads(h.name.name), cur)
+                combined.merge(self.block(frame, _body(h.body), cur))
+        else:
+            combined.exc |= body.exc
+        if s.finalbody is None:
+            return combined
+        fin = _body(s.finalbody.body)
+        result = Outs()
+        for kind in ("normal", "brk", "cont", "ret", "exc"):
+            incoming = getattr(combined, kind)
+            if not incoming:
+                continue
+            f = self.block(frame, fin, incoming)
+            getattr(result, kind).update(f.normal)
+            result.merge(f, normal=False)
+        return result
+
+    # --- expressions / events --------------------------------------------------------
+
+    def items(self, frame: Frame, seq, states: set[State]) -> set[State]:
+        cur = states
+        for item in seq:
+            if not cur:
+                return cur
+            if type(item) is Alt:
+                if item.test is not None:
+                    a = self.items(frame, item.then, self.assume(frame, item.test, True, cur))
+                    b = self.items(frame, item.orelse, self.assume(frame, item.test, False, cur))
+                else:
+                    a = self.items(frame, item.then, cur)
+                    b = cur
+                cur = self.widen(a | b)
+            elif not item.in_lambda:
+                cur = self.call(frame, item, cur)
+        return cur
+
+    def call(self, frame: Frame, cs: CallSite, states: set[State]) -> set[State]:
+        m = cs.method
+        recv = cs.recv
+        if recv is not None and m is not None and self.is_scaler(frame, recv):
+            return self.scaler_call(frame, cs, self.canon(frame, recv) or recv, states)
+        if m == "backward":
+            return self.backward(frame, cs, cs.recv_node, states)
+        qual = cs.qual
+        if qual is not None:
+            if qual in N.AUTOGRAD_BACKWARD:
+                first = cs.arg(0, "tensors")
+                return self.backward(frame, cs, first.value if first is not None else None, states)
+            if qual in N.CLIP_FUNCTIONS:
+                self.observe(frame, "clip", cs.node, cs, None, None, states)
+                return states
+            if qual in N.NORM_FUNCTIONS:
+                first = cs.arg(0, "input")
+                if first is not None and _mentions_grad(first.value):
+                    self.observe(frame, "clip", cs.node, cs, None, None, states)
+                return states
+            if qual.startswith("torch.") or qual.split(".", 1)[0] in _PURE_MODULES:
+                return states
+        if m == "norm" and _mentions_grad(cs.recv_node):
+            self.observe(frame, "clip", cs.node, cs, None, None, states)
+            return states
+        if m == "zero_grad":
+            self.observe(frame, "zero_grad", cs.node, cs, None, self.canon(frame, recv), states)
+            return {st.replace(
+                grads=frozenset((s, "clean", None) for s, _, _ in st.grads),
+                sbw=frozenset(),
+                plain=frozenset(),
+            ) for st in states}
+        if m == "step" and recv is not None and self._is_optimizer(frame, cs):
+            o = self.canon(frame, recv) or recv
+            self.observe(frame, "opt_step", cs.node, cs, None, o, states)
+            return {st.replace(plain=frozenset()) for st in states}
+        callee = self.resolve(frame, cs)
+        if callee is not None:
+            fn, self_key = callee
+            return self.inline(frame, cs, fn, self_key, states)
+        return self.unknown_call(frame, cs, states)
+
+    def scaler_call(self, frame: Frame, cs: CallSite, s: str, states: set[State]) -> set[State]:
+        m = cs.method
+        states = self._assume_scaler(s, states)
+        if not states:
+            return states
+        if m == "scale":
+            self.observe(frame, "scale", cs.node, cs, s, None, states)
+            return states
+        if m == "unscale_":
+            arg = cs.arg(0, "optimizer")
+            o = self.opt_key(frame, arg.value if arg is not None else None)
+            self.observe(frame, "unscale", cs.node, cs, s, o, states)
+            return {st.replace(stage=st._set_stage(s, o, UNSCALED, cs.node), grads=st._set_grads(s, "unscaled", cs.node))
+                    for st in states}
+        if m == "step":
+            arg = cs.arg(0, "optimizer")
+            o = self.opt_key(frame, arg.value if arg is not None else None)
+            self.observe(frame, "step", cs.node, cs, s, o, states)
+            return {st.replace(
+                stage=st._set_stage(s, o, STEPPED, cs.node),
+                grads=st._set_grads(s, "clean", cs.node),
+                sbw=frozenset(x for x in st.sbw if x[0] != s),
+                plain=frozenset(),
+                iters=_iter_step(st, s, o),
+            ) for st in states}
+        if m == "update":
+            self.observe(frame, "update", cs.node, cs, s, None, states)
+            return {st.replace(
+                stage=frozenset(x for x in st.stage if x[0] != s),
+                known=st.known | {s},
+                iters=_iter_update(st, s),
+            ) for st in states}
+        if m in _SCALER_QUERIES:
+            return states
+        # any other method (private helpers, monkey-patched ones) may change the scaler
+        return {st.forget(s) for st in states}
+
+    def backward(self, frame: Frame, cs: CallSite, tensor: cst.BaseExpression | None, states: set[State]) -> set[State]:
+        s = self._scaled_source(frame, tensor)
+        if s is not None:
+            states = self._assume_scaler(s, states)
+            self.observe(frame, "scaled_backward", cs.node, cs, s, None, states)
+            return {st.replace(grads=st._set_grads(s, "scaled", cs.node), sbw=st.sbw | {(s, cs.node)}) for st in states}
+        name = expr_key(tensor) if tensor is not None else None
+        out = set()
+        plain = []
+        for st in states:
+            src = st.scaler_of_name(self.canon(frame, name) or "") if name is not None else None
+            if src is not None:
+                self.observe(frame, "scaled_backward", cs.node, cs, src, None, {st})
+                out.add(st.replace(grads=st._set_grads(src, "scaled", cs.node), sbw=st.sbw | {(src, cs.node)}))
+            else:
+                plain.append(st)
+        if plain:
+            self.observe(frame, "backward", cs.node, cs, None, None, plain)
+            out.update(st.replace(plain=st.plain | {cs.node}) for st in plain)
+        return out
+
+    def _scaled_source(self, frame: Frame, tensor: cst.BaseExpression | None) -> str | None:
+        """The scaler whose ``scale(...)`` produced ``tensor`` syntactically, if any."""
+        if tensor is None:
+            return None
+        if isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute) and tensor.func.attr.value == "scale":
+            recv = expr_key(tensor.func.value)
+            if self.is_scaler(frame, recv):
+                return self.canon(frame, recv)
+        if isinstance(tensor, cst.BinaryOperation):
+            return self._scaled_source(frame, tensor.left) or self._scaled_source(frame, tensor.right)
+        return None
+
+    def unknown_call(self, frame: Frame, cs: CallSite, states: set[State]) -> set[State]:
+        """Unknown code that can reach a scaler (an argument, or its owner) may do anything to it."""
+        reach: list[str] = []
+        if cs.text is not None and "." not in cs.text and cs.text in _PURE_BUILTINS:
+            return states
+        for a in cs.node.args:
+            key = expr_key(a.value)
+            if key is not None:
+                reach.append(self.canon(frame, key) or key)
+        recv = cs.recv
+        if recv is not None and self._recv_may_touch(frame, cs):
+            reach.append(self.canon(frame, recv) or recv)
+        if not reach:
+            return states
+        out = set()
+        for st in states:
+            for s in _scalers_in(st):
+                if any(s == r or s.startswith(r + ".") for r in reach):
+                    st = st.forget(s)
+            out.add(st)
+        return out
+
+    def _recv_may_touch(self, frame: Frame, cs: CallSite) -> bool:
+        """``self.foo()`` where ``foo`` may be an inherited method of unknown code."""
+        recv = cs.recv
+        if recv != "self":
+            return True  # ``obj.method()`` may change ``obj.scaler``; unknown_call checks the prefix
+        cls = owner_class(frame.func)
+        if cls is None:
+            return True
+        attr = cs.method or ""
+        if attr in self.m.self_attrs.get(cls, ()):
+            return False  # ``self.model(x)``: an attribute, not a method
+        c = cls
+        while c is not None:
+            if any(b not in _HARMLESS_BASES and b not in self.classes_by_name for b in c.bases):
+                return True
+            c = self.classes_by_name.get(c.bases[0]) if c.bases else None
+            if c is cls:
+                break
+        return False
+
+    def _assume_scaler(self, s: str, states: set[State]) -> set[State]:
+        """A scaler method ran, so the scaler is not None on this path."""
+        out = set()
+        for st in states:
+            if (s, False) in st.assume:
+                continue
+            if (s, True) not in st.assume:
+                st = st.replace(assume=st.assume | {(s, True)})
+            out.add(st)
+        return out
+
+    def _is_optimizer(self, frame: Frame, cs: CallSite) -> bool:
+        recv = cs.recv or ""
+        if recv in self.opt_texts:
+            return True
+        last = recv.rsplit(".", 1)[-1]
+        return bool(_OPT_NAME.search(last)) and "sched" not in last.lower() and "wrapper" not in last.lower()
+
+    # --- calls into this file's own code ---------------------------------------------
+
+    def resolve(self, frame: Frame, cs: CallSite) -> tuple[FunctionInfo, str | None] | None:
+        text = cs.text
+        func = frame.func
+        if text is None:
+            f = cs.node.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and isinstance(f.value.func, cst.Name)
+                    and f.value.func.value == "super"):
+                cls = owner_class(func)
+                if cls is None:
+                    return None
+                for base in cls.bases:
+                    target = self._method(self.classes_by_name.get(base), f.attr.value)
+                    if target is not None:
+                        return target, "self"
+            return None
+        if "." not in text:
+            f2: FunctionInfo | None = func
+            while f2 is not None:
+                d = f2.local_defs.get(text)
+                if d is not None:
+                    return d, None
+                if f2.is_local(text):
+                    return None
+                f2 = f2.parent
+            return None
+        head, _, attr = text.rpartition(".")
+        cls = owner_class(func)
+        if head in ("self", "cls") and cls is not None:
+            target = self._method(cls, attr)
+            if target is not None:
+                return target, head
+            return None
+        c = self.classes_by_name.get(head)
+        if c is not None:
+            target = self._method(c, attr)
+            if target is not None and (target.is_static or target.is_classmethod):
+                return target, None
+            return None
+        inst = self._instances.get((func, head)) or self._instances.get((None, head))
+        if inst is not None:
+            target = self._method(inst, attr)
+            if target is not None:
+                return target, head
+        return None
+
+    def _method(self, cls, name: str) -> FunctionInfo | None:
+        seen = set()
+        todo = [cls]
+        while todo:
+            c = todo.pop(0)
+            if c is None or id(c) in seen:
+                continue
+            seen.add(id(c))
+            m = c.methods.get(name)
+            if m is not None:
+                return m
+            todo.extend(self.classes_by_name.get(b) for b in c.bases)
+        return None
+
+    def inline(self, frame: Frame, cs: CallSite, callee: FunctionInfo, self_key: str | None,
+               states: set[State]) -> set[State]:
+        if frame.depth >= MAX_DEPTH or callee in frame.stack:
+            return self.unknown_call(frame, cs, states)
+        env: dict[str, str] = {}
+        scaler_params: set[str] = set()
+        params = list(callee.params)
+        bound_self = callee.cls is not None and not callee.is_static and (self_key is not None or callee.is_classmethod)
+        if bound_self and params:
+            first = params.pop(0)
+            if self_key is not None:
+                env[first] = self.canon(frame, self_key) or self_key
+        positional = [a for a in cs.node.args if a.keyword is None and not a.star]
+        for p, a in zip([p for p in params if p not in callee.kwonly], positional):
+            self._bind(frame, env, scaler_params, p, a.value)
+        for a in cs.node.args:
+            if a.keyword is not None and a.keyword.value in params:
+                self._bind(frame, env, scaler_params, a.keyword.value, a.value)
+        regions = frame.ctx_regions + cs.regions
+        tag = f"{callee.qualname}#{frame.depth + 1}."
+        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return set(hit.normal)
+        sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params))
+        o = self.block(sub, callee.body, states)
+        result = Outs(normal=self._strip_frame(o.normal | o.ret, tag))
+        self._memo[key] = result
+        return set(result.normal)
+
+    def _bind(self, frame: Frame, env: dict, scaler_params: set, param: str, value: cst.BaseExpression) -> None:
+        key = expr_key(value)
+        if key is None:
+            env[param] = f"?{id(value)}"
+            return
+        env[param] = self.canon(frame, key) or key
+        if self.is_scaler(frame, key):
+            scaler_params.add(param)
+
+    def _strip_frame(self, states: set[State], tag: str) -> set[State]:
+        out = set()
+        for st in states:
+            if any(k.startswith(tag) for k, _ in st.assume) or any(n.startswith(tag) for n, _ in st.scaled):
+                st = st.replace(
+                    assume=frozenset(x for x in st.assume if not x[0].startswith(tag)),
+                    scaled=frozenset(x for x in st.scaled if not x[0].startswith(tag)),
+                )
+            out.add(st)
+        return out
+
+    # --- assignments and conditions --------------------------------------------------
+
+    def assign(self, frame: Frame, small: cst.CSTNode, states: set[State]) -> set[State]:
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        else:
+            targets = [small.target]  # type: ignore[attr-defined]
+        value = getattr(small, "value", None)
+        heads: set[str] = set()
+        for t in targets:
+            heads |= _target_heads(t)
+        cur = self.rebind(frame, heads, states, keep_scaled=isinstance(small, cst.AugAssign))
+        if isinstance(small, cst.AugAssign):
+            return cur
+        scaled_by = self._scaled_source(frame, value) if isinstance(value, cst.Call) else None
+        for t in targets:
+            key = expr_key(t)
+            if key is None:
+                continue
+            ckey = self.canon(frame, key) or key
+            if scaled_by is not None and isinstance(t, cst.Name):
+                cur = {st.replace(scaled=st.scaled | {(ckey, scaled_by)}) for st in cur}
+            if self.is_scaler(frame, key):
+                ctor = self.scalers.ctor_in(value)
+                if ctor is not None:
+                    site = self.m.call_of.get(ctor)
+                    self.observe(frame, "create", ctor, site, ckey, None, cur)
+                    fresh = set()
+                    for st in cur:
+                        st = st.forget(ckey)
+                        fresh.add(st.replace(known=st.known | {ckey}))
+                    cur = fresh
+                elif not (isinstance(value, cst.Name) and value.value == "None"):
+                    cur = {st.forget(ckey) for st in cur}
+        return cur
+
+    def rebind(self, frame: Frame, heads: Iterable[str], states: set[State], keep_scaled: bool = False) -> set[State]:
+        canon = {self.canon(frame, h) or h for h in heads}
+        if not canon:
+            return states
+        out = set()
+        for st in states:
+            assume = frozenset(x for x in st.assume if not _mentions_any(x[0], canon))
+            scaled = st.scaled if keep_scaled else frozenset(x for x in st.scaled if x[0] not in canon)
+            if assume != st.assume or scaled != st.scaled:
+                st = st.replace(assume=assume, scaled=scaled)
+            out.add(st)
+        return out
+
+    def assume(self, frame: Frame, test: cst.BaseExpression, value: bool, states: set[State]) -> set[State]:
+        facts = self.cond_facts(frame, test, value)
+        if not facts:
+            return states
+        out = set()
+        for st in states:
+            ok = True
+            add = []
+            for k, v in facts:
+                if (k, not v) in st.assume:
+                    ok = False
+                    break
+                if (k, v) not in st.assume:
+                    add.append((k, v))
+            if ok:
+                out.add(st.replace(assume=st.assume | frozenset(add)) if add else st)
+        return out
+
+    def cond_facts(self, frame: Frame, test: cst.BaseExpression, value: bool) -> list[tuple[str, bool]]:
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            text = dotted_text(test)
+            if text is not None:
+                if text in ("True", "False", "None"):
+                    return []
+                return [(self.canon(frame, text) or text, value)]
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.cond_facts(frame, test.expression, not value)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            right = test.comparisons[0].comparator
+            if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
+                sub = self.cond_facts(frame, test.left, value if isinstance(op, cst.IsNot) else not value)
+                return sub
+        if isinstance(test, cst.BooleanOperation):
+            if isinstance(test.operator, cst.And) and value:
+                return self.cond_facts(frame, test.left, True) + self.cond_facts(frame, test.right, True)
+            if isinstance(test.operator, cst.Or) and not value:
+                return self.cond_facts(frame, test.left, False) + self.cond_facts(frame, test.right, False)
+            return []
+        text = self._cond_text.get(test)
+        if text is None:
+            text = _compact(self.m.code_for(test))
+            self._cond_text[test] = text
+        return [(frame.tag + text if frame.tag else text, value)]
+
+    def widen(self, states: set[State]) -> set[State]:
+        if len(states) <= MAX_STATES:
+            return states
+        stripped = {st.replace(assume=frozenset()) for st in states}
+        if len(stripped) <= MAX_STATES:
+            return stripped
+        return {_join(stripped)}
+
+    # --- loop helpers ----------------------------------------------------------------
+
+    def _new_iteration(self, st: State) -> State:
+        return st.replace(iters=frozenset()) if st.iters else st
+
+    def _next_iteration(self, st: State, assigned: frozenset[str]) -> State:
+        assume = frozenset(x for x in st.assume if not _mentions_any(x[0], assigned))
+        scaled = frozenset(x for x in st.scaled if x[0] not in assigned)
+        return st.replace(assume=assume, scaled=scaled, iters=frozenset())
+
+    def _drop_target_stages(self, st: State, targets: frozenset[str]) -> State:
+        if not targets or not st.stage:
+            return st
+        keep = frozenset(x for x in st.stage if not _mentions_any(x[1], targets))
+        return st.replace(stage=keep) if keep != st.stage else st
+
+    def _loop_assigned(self, s: cst.CSTNode) -> frozenset[str]:
+        hit = self._assigned_in.get(s)
+        if hit is None:
+            hit = frozenset(_assigned_heads(s.body))  # type: ignore[attr-defined]
+            self._assigned_in[s] = hit
+        return hit
+
+    def _escape_return(self, frame: Frame, small: cst.Return, states: set[State]) -> None:
+        return None
+
+    def _instance_vars(self) -> dict[tuple, object]:
+        out: dict[tuple, object] = {}
+        classes = {c.name: c for c in self.m.classes}
+        for a in self.m.assignments:
+            v = a.value
+            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in classes:
+                for t in a.targets:
+                    if t is not None:
+                        out[(None if a.func.is_module else a.func, t)] = classes[v.func.value]
+        return out
+
+    def _optimizer_texts(self) -> set[str]:
+        out: set[str] = set()
+        for c in self.m.calls:
+            if c.method in ("step", "unscale_") and c.recv is not None and self.scalers.is_scaler(c.func, c.recv):
+                a = c.arg(0, "optimizer")
+                if a is not None:
+                    k = expr_key(a.value)
+                    if k is not None:
+                        out.add(k)
+        for a in self.m.assignments:
+            if isinstance(a.value, cst.Call):
+                q = self.m.imports.qualify(a.value.func)
+                if N.is_optimizer_ctor(q):
+                    out.update(t for t in a.targets if t is not None)
+        return out
+
+
+_PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})
+_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _scalers_in(st: State) -> set[str]:
+    out = {x[0] for x in st.stage} | set(st.known) | {x[0] for x in st.grads} | {x[0] for x in st.sbw}
+    out |= {x[0] for x in st.iters}
+    return out
+
+
+def _mentions_any(key: str, names: Iterable[str]) -> bool:
+    for n in names:
+        if key == n or key.startswith(n + ".") or key.startswith(n + "["):
+            return True
+        if n in key and re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", key):
+            return True
+    return False
+
+
+def _join(states: set[State]) -> State:
+    """One state with only the facts every state agrees on."""
+    it = iter(states)
+    first = next(it)
+    stage, known, grads, sbw, plain = first.stage, first.known, first.grads, first.sbw, first.plain
+    scaled, iters = first.scaled, first.iters
+    for st in it:
+        stage &= st.stage
+        known &= st.known
+        grads &= st.grads
+        sbw &= st.sbw
+        plain &= st.plain
+        scaled &= st.scaled
+        iters &= st.iters
+    return State(frozenset(), stage, known, grads, sbw, plain, scaled, iters)
+
+
+def _target_heads(node: cst.CSTNode) -> frozenset[str]:
+    out: set[str] = set()
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        k = expr_key(node)  # type: ignore[arg-type]
+        if k is not None:
+            out.add(k)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            out |= _target_heads(el.value)
+    elif isinstance(node, cst.StarredElement):
+        out |= _target_heads(node.value)
+    return frozenset(out)
+
+
+def _assigned_heads(node: cst.CSTNode) -> set[str]:
+    """Names and dotted targets assigned anywhere below ``node`` (not in nested defs)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.AssignTarget):
+            out |= _target_heads(n.target)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            out |= _target_heads(n.target)
+        elif isinstance(n, cst.For):
+            out |= _target_heads(n.target)
+        elif isinstance(n, cst.NamedExpr):
+            out |= _target_heads(n.target)
+        elif isinstance(n, cst.AsName):
+            out |= _target_heads(n.name)
+        elif isinstance(n, cst.Call):
+            # a method call may mutate its receiver: ``i += 1`` style counters are caught above;
+            # ``it.next()`` style mutation is not tracked.
+            pass
+        for f in _child_nodes(n):
+            stack.append(f)
+    return out
+
+
+def _child_nodes(n: cst.CSTNode):
+    from .build import child_fields
+
+    for name in child_fields(type(n)):
+        v = getattr(n, name)
+        if isinstance(v, cst.CSTNode):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                if isinstance(x, cst.CSTNode):
+                    yield x
+
+
+def _mentions_grad(node: cst.CSTNode | None) -> bool:
+    """``p.grad``, ``p.grad.data``, ``p.grad.detach()`` ... : the expression reads a ``.grad``."""
+    n = node
+    while n is not None:
+        if isinstance(n, cst.Attribute):
+            if n.attr.value == "grad":
+                return True
+            n = n.value
+        elif isinstance(n, cst.Call):
+            n = n.func
+        elif isinstance(n, cst.Subscript):
+            n = n.value
+        else:
+            return False
+    return False
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(node, cst.IndentedBlock):
+        return list(node.body)
+    if isinstance(node, cst.SimpleStatementSuite):
+        return [node]
+    return []

@@ -1,0 +1,164 @@
+"""The per-file structure the AMP model is made of: functions, classes, call sites, regions.
+
+Everything here is computed by one walk over the LibCST tree (:mod:`amplint.model.build`);
+rules and the flow analysis only read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import libcst as cst
+
+
+@dataclass(eq=False)
+class Region:
+    """A lexical region: autocast, grad-disabled, grad-enabled, or evaluation mode.
+
+    kind:
+      ``autocast``     ``with torch.autocast(...)`` or an autocast decorator;
+      ``no_grad``      ``no_grad`` / ``inference_mode`` / ``set_grad_enabled(False)``;
+      ``enable_grad``  ``enable_grad`` / ``set_grad_enabled(True)`` (cancels an outer no_grad);
+      ``eval``         statements after ``<m>.eval()`` up to ``<m>.train()`` in the same block;
+      ``eval_name``    the body of a function whose name marks it as evaluation code.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    device: str | None = None  # autocast: literal device type, "" when not a literal
+    dtype: str | None = None  # autocast: "float16", "bfloat16", "other" or None (default)
+    enabled: bool | None = True  # autocast: literal enabled=, None when unknown
+    target: str | None = None  # eval: the module put in eval mode
+    calls: list["CallSite"] = field(default_factory=list)
+    has_backward: bool = False
+
+    @property
+    def effective_dtype(self) -> str | None:
+        """The dtype autocast really uses: an explicit one, else the device default."""
+        if self.dtype is not None:
+            return self.dtype
+        if self.device == "cuda":
+            return "float16"
+        if self.device == "cpu":
+            return "bfloat16"
+        return None
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Region({self.kind}, device={self.device!r}, dtype={self.dtype!r}, enabled={self.enabled!r})"
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    func: "FunctionInfo"
+    stmt: cst.CSTNode  # the statement the call belongs to (noqa, fixes)
+    text: str | None  # dotted text of the callee: "self.scaler.step"
+    qual: str | None  # qualified callee when resolved through imports: "torch.nn.utils.clip_grad_norm_"
+    recv: str | None  # dotted text of the receiver for method calls: "self.scaler"
+    method: str | None  # attribute name for method calls: "step"
+    regions: tuple[Region, ...]
+    loops: tuple[cst.CSTNode, ...]
+    in_lambda: bool = False
+
+    @property
+    def recv_node(self) -> cst.BaseExpression | None:
+        f = self.node.func
+        return f.value if isinstance(f, cst.Attribute) else None
+
+    def positional(self) -> list[cst.Arg]:
+        return [a for a in self.node.args if a.keyword is None and not a.star]
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        for a in self.node.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a
+        return None
+
+    def arg(self, index: int, name: str) -> cst.Arg | None:
+        kw = self.keyword(name)
+        if kw is not None:
+            return kw
+        pos = self.positional()
+        return pos[index] if index < len(pos) else None
+
+
+@dataclass(eq=False)
+class Alt:
+    """A branch inside an expression (``a if c else b``, the right operand of and/or)."""
+
+    test: cst.BaseExpression | None
+    then: list["Item"]
+    orelse: list["Item"]
+
+
+Item = Union[CallSite, Alt]
+
+
+@dataclass(eq=False)
+class Assignment:
+    func: "FunctionInfo"
+    stmt: cst.CSTNode
+    targets: tuple[str | None, ...]  # dotted texts (None for unpacking / subscripts)
+    value: cst.BaseExpression | None
+
+
+@dataclass(eq=False)
+class Reference:
+    """A Name/Attribute chain (or import alias) that resolves to a torch AMP symbol."""
+
+    node: cst.CSTNode
+    qual: str
+    stmt: cst.CSTNode
+    func: "FunctionInfo"
+    kind: str  # "expr" | "import" | "decorator"
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: tuple[str, ...]  # dotted texts of bases
+    base_quals: tuple[str | None, ...]
+    methods: dict[str, "FunctionInfo"] = field(default_factory=dict)
+    parent: "ClassInfo | None" = None
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.CSTNode  # FunctionDef, or Module for module-level code
+    name: str
+    qualname: str
+    cls: ClassInfo | None
+    parent: "FunctionInfo | None"
+    params: list[str] = field(default_factory=list)
+    param_annotations: dict[str, str | None] = field(default_factory=dict)
+    kwonly: set[str] = field(default_factory=set)
+    is_static: bool = False
+    is_classmethod: bool = False
+    regions: tuple[Region, ...] = ()  # from decorators (and the name, for eval_name)
+    decorators: tuple[str | None, ...] = ()  # qualified or dotted decorator callee texts
+    calls: list[CallSite] = field(default_factory=list)
+    local_defs: dict[str, "FunctionInfo"] = field(default_factory=dict)
+    assigned: set[str] = field(default_factory=set)  # local names bound in the body
+    globals_declared: set[str] = field(default_factory=set)
+
+    @property
+    def body(self) -> list[cst.CSTNode]:
+        node = self.node
+        if isinstance(node, cst.Module):
+            return list(node.body)
+        body = node.body  # type: ignore[attr-defined]
+        if isinstance(body, cst.IndentedBlock):
+            return list(body.body)
+        return [body]  # SimpleStatementSuite
+
+    @property
+    def is_module(self) -> bool:
+        return isinstance(self.node, cst.Module)
+
+    def is_local(self, name: str) -> bool:
+        return not self.is_module and name not in self.globals_declared and (name in self.assigned or name in self.params)
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"<FunctionInfo {self.qualname}>"

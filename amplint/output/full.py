@@ -1,0 +1,44 @@
+"""Findings with the source lines around them and the fix's title (ruff's ``full``)."""
+
+from __future__ import annotations
+
+from . import display_location, fix_marker
+
+CONTEXT = 2
+
+
+def render(diagnostics, ctx) -> str:
+    out = []
+    cache: dict[str, list[str] | None] = {}
+    for d in diagnostics:
+        out.append(f"{display_location(d)}: {d.code} {fix_marker(d, ctx)}{d.message}\n")
+        lines = cache.get(d.filename)
+        if d.filename not in cache:
+            text = ctx.read_source(d.filename, d.cell) if ctx.read_source is not None else None
+            lines = text.splitlines() if text is not None else None
+            cache[d.filename] = lines
+        if lines and d.location.row <= len(lines):
+            out.append(_snippet(lines, d))
+        if d.fix is not None:
+            out.append(f"  = help: {d.fix.message}\n")
+        out.append("\n")
+    return "".join(out)
+
+
+def _snippet(lines: list[str], d) -> str:
+    first = max(1, d.location.row - CONTEXT)
+    last = min(len(lines), d.end_location.row + CONTEXT)
+    width = len(str(last))
+    pad = " " * width
+    parts = [f"{pad} |\n"]
+    for row in range(first, last + 1):
+        text = lines[row - 1].rstrip("\r\n").expandtabs(4) if row - 1 < len(lines) else ""
+        parts.append(f"{row:>{width}} | {text}\n")
+        if d.location.row <= row <= d.end_location.row:
+            start = d.location.column if row == d.location.row else 1 + len(text) - len(text.lstrip())
+            end = d.end_location.column if row == d.end_location.row else len(text) + 1
+            carets = max(1, end - start)
+            label = f" {d.code}" if row == d.end_location.row else ""
+            parts.append(f"{pad} | {' ' * (start - 1)}{'^' * carets}{label}\n")
+    parts.append(f"{pad} |\n")
+    return "".join(parts)

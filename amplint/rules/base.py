@@ -1,0 +1,106 @@
+"""What a rule is.
+
+A rule is a small class that reads facts from the per-file :class:`~amplint.model.AmpModel`
+and yields :class:`Finding` s.  Rule modules must not import LibCST or the model at import
+time: the CLI imports every rule to build its prefilter, and a file without AMP tokens must
+be linted without paying for LibCST.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from ..model import AmpModel
+
+SECTIONS = (
+    "What it does",
+    "Why is this bad?",
+    "Example",
+    "Use instead",
+    "Known problems",
+    "Fix safety",
+    "References",
+)
+
+
+@dataclass
+class NodeEdit:
+    """A source edit expressed on the tree; the engine turns it into a text :class:`Edit`.
+
+    kind:
+      ``replace``        replace ``node``'s text with ``text``;
+      ``insert_before``  insert the line ``text`` before statement ``node``, at its indentation;
+      ``insert_after``   insert the line ``text`` after statement ``node``, at its indentation;
+      ``delete_stmt``    delete the statement line ``node``.
+    """
+
+    kind: str
+    node: Any
+    text: str = ""
+
+
+@dataclass
+class FixPlan:
+    applicability: str  # "safe" | "unsafe"
+    message: str
+    edits: list[NodeEdit]
+
+
+@dataclass
+class Finding:
+    node: Any  # the CST node the diagnostic points at
+    message: str | None = None  # None: the rule's default message
+    stmt: Any = None  # the statement the node belongs to (noqa may sit on its last line)
+    fix: FixPlan | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    fix_title: ClassVar[str | None] = None
+    fix_availability: ClassVar[str] = "none"  # "none" | "sometimes" | "always"
+    default_enabled: ClassVar[bool] = True
+    #: names of trigger patterns (see :mod:`amplint.prefilter`); a file matching none of them
+    #: cannot produce a finding of this rule.
+    triggers: ClassVar[tuple[str, ...]] = ("scaler",)
+    #: the line a finding is reported on, in words (for docs)
+    reported_on: ClassVar[str] = ""
+
+    def __init__(self, options: "Any" = None) -> None:
+        self.options = options
+
+    def check(self, model: "AmpModel") -> Iterable[Finding]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # --- documentation ---------------------------------------------------------------
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        text = cls.doc()
+        parts = re.split(r"^## (.+)$", text, flags=re.M)
+        out: dict[str, str] = {}
+        for i in range(1, len(parts), 2):
+            out[parts[i].strip()] = parts[i + 1].strip()
+        return out
+
+    @classmethod
+    def summary(cls) -> str:
+        sections = cls.doc_sections()
+        first = sections.get("What it does", "").split("\n\n", 1)[0]
+        return " ".join(first.split())
+
+
+def finding_at_call(site: Any, message: str | None = None, fix: FixPlan | None = None) -> Finding:
+    return Finding(node=site.node, message=message, stmt=site.stmt, fix=fix)

@@ -1,0 +1,1 @@
+"""The runtime harness. Imports torch lazily: nothing here is on the linter's import path."""
