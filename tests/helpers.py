@@ -1,0 +1,37 @@
+"""Shared test helpers: ``# error: CODE`` markers and linting with every rule selected."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from amplint.engine import lint_source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+CASES = Path(__file__).resolve().parent / "cases"
+MARKER = re.compile(r"#\s*error:\s*([A-Z0-9, ]+)")
+
+
+def expected(path: Path) -> set[tuple[str, int]]:
+    out = set()
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        m = MARKER.search(line)
+        if m:
+            for code in re.split(r"[ ,]+", m.group(1).strip()):
+                if code:
+                    out.add((code, i))
+    return out
+
+
+def found(path: Path, select=("ALL",)) -> set[tuple[str, int]]:
+    diags = lint_source(path.read_bytes(), str(path), select=list(select))
+    return {(d.code, d.location.row) for d in diags}
+
+
+def lint(source: str, filename: str = "case.py", select=("ALL",)):
+    return lint_source(source, filename, select=list(select))
+
+
+def codes_and_rows(source: str, select=("ALL",)) -> list[tuple[str, int]]:
+    return sorted((d.code, d.location.row) for d in lint(source, select=select))
