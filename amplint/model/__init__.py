@@ -38,6 +38,7 @@ class AmpModel:
         self.refs = b.refs
         self.regions = b.regions
         self.seqs = b.seqs
+        self.tests = b.tests
         self.call_of: dict[cst.CSTNode, CallSite] = {c.node: c for c in b.calls}
         self._parent_call = b.parent_call
         self.scalers = ScalerTable(b, tuple(scaler_names))

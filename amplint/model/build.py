@@ -148,6 +148,8 @@ class Builder:
         # partial of one (``amp_autocast = partial(torch.autocast, ...)``)
         self.region_vars: dict[tuple[int, str], cst.BaseExpression] = {}
         self.region_partials: dict[tuple[int, str], cst.Call] = {}
+        # every condition tested by if / while / conditional expressions
+        self.tests: list[cst.BaseExpression] = []
         # receiver or argument expression -> the call it belongs to
         self.parent_call: dict[cst.CSTNode, cst.Call] = {}
         # dotted texts read as values (arguments, assigned values, returns...), per function
@@ -205,6 +207,7 @@ class Builder:
                 self.small(small, c)
         elif t is cst.If:
             c = ctx.at(s)
+            self.tests.append(s.test)
             self.seqs[s] = self.seq(s.test, c)
             self.block(_block_body(s.body), c)
             if s.orelse is not None:
@@ -221,6 +224,7 @@ class Builder:
                 self.block(_block_body(s.orelse.body), c)
         elif t is cst.While:
             c = ctx.at(s)
+            self.tests.append(s.test)
             self.seqs[s] = self.seq(s.test, c)
             self.block(_block_body(s.body), c.loop(s))
             if s.orelse is not None:
@@ -470,6 +474,7 @@ class Builder:
         elif t in _LEAF_TYPES:
             return
         elif t is cst.IfExp:
+            self.tests.append(node.test)
             self.expr(node.test, ctx, out)
             a: list[Item] = []
             b: list[Item] = []

@@ -258,6 +258,7 @@ class Flow:
         self.opt_texts = self._optimizer_texts()
         self.module_defs = model.top.local_defs
         self.classes_by_name = {c.name: c for c in model.classes}
+        self.interesting = self._interesting_conditions()
 
     # --- driver ----------------------------------------------------------------------
 
@@ -807,6 +808,16 @@ class Flow:
             out.add(st)
         return out
 
+    def _interesting_conditions(self) -> set[str]:
+        """Condition texts tested more than once in the file, or naming a scaler: only those can
+        correlate two branches, so only those are remembered on a path."""
+        counts: dict[str, int] = {}
+        root = Frame(self.m.top, {}, "", (), 0, ())
+        for test in self.m.tests:
+            for key, _v in self.cond_facts(root, test, True, raw=True):
+                counts[key] = counts.get(key, 0) + 1
+        return {k for k, n in counts.items() if n > 1}
+
     def assume(self, frame: Frame, test: cst.BaseExpression, value: bool, states: set[State]) -> set[State]:
         facts = self.cond_facts(frame, test, value)
         if not facts:
@@ -825,22 +836,28 @@ class Flow:
                 out.add(st.replace(assume=st.assume | frozenset(add)) if add else st)
         return out
 
-    def cond_facts(self, frame: Frame, test: cst.BaseExpression, value: bool) -> list[tuple[str, bool]]:
+    def cond_facts(self, frame: Frame, test: cst.BaseExpression, value: bool, raw: bool = False) -> list[tuple[str, bool]]:
+        """What a branch on ``test`` taking ``value`` tells: (condition key, truth) pairs."""
         if isinstance(test, (cst.Name, cst.Attribute)):
             text = dotted_text(test)
             if text is not None:
                 if text in ("True", "False", "None"):
                     return []
+                if raw:
+                    return [(text, value)]
+                if text not in self.interesting and not self.is_scaler(frame, text):
+                    return []
                 return [(self.canon(frame, text) or text, value)]
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.cond_facts(frame, test.expression, not value)
+            return self.cond_facts(frame, test.expression, not value, raw)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op = test.comparisons[0].operator
             right = test.comparisons[0].comparator
             if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
-                sub = self.cond_facts(frame, test.left, value if isinstance(op, cst.IsNot) else not value)
-                return sub
+                return self.cond_facts(frame, test.left, value if isinstance(op, cst.IsNot) else not value, raw)
         if isinstance(test, cst.BooleanOperation):
+            if raw:
+                return self.cond_facts(frame, test.left, True, raw) + self.cond_facts(frame, test.right, True, raw)
             if isinstance(test.operator, cst.And) and value:
                 return self.cond_facts(frame, test.left, True) + self.cond_facts(frame, test.right, True)
             if isinstance(test.operator, cst.Or) and not value:
@@ -850,12 +867,19 @@ class Flow:
         if text is None:
             text = _compact(self.m.code_for(test))
             self._cond_text[test] = text
+        if raw:
+            return [(text, value)]
+        if text not in self.interesting:
+            return []
         return [(frame.tag + text if frame.tag else text, value)]
 
     def widen(self, states: set[State]) -> set[State]:
         if len(states) <= MAX_STATES:
             return states
-        stripped = {st.replace(assume=frozenset()) for st in states}
+        stripped = {st.replace(assume=frozenset(a for a in st.assume if _scaler_like(a[0]))) for st in states}
+        if len(stripped) <= MAX_STATES:
+            return stripped
+        stripped = {st.replace(assume=frozenset()) for st in stripped}
         if len(stripped) <= MAX_STATES:
             return stripped
         return {_join(stripped)}
@@ -916,6 +940,10 @@ class Flow:
 
 _PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _scaler_like(key: str) -> bool:
+    return "scaler" in key.lower() or "amp" in key.lower()
 
 
 def _scalers_in(st: State) -> set[str]:
