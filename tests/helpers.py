@@ -35,3 +35,21 @@ def lint(source: str, filename: str = "case.py", select=("ALL",)):
 
 def codes_and_rows(source: str, select=("ALL",)) -> list[tuple[str, int]]:
     return sorted((d.code, d.location.row) for d in lint(source, select=select))
+
+
+def apply_edits(source: str, edits) -> str:
+    """Apply text edits (1-based rows/columns, as in diagnostics) to ``source``."""
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(loc) -> int:
+        if loc.row - 1 >= len(lines):
+            return len(source)
+        return starts[loc.row - 1] + loc.column - 1
+
+    out = source
+    for e in sorted(edits, key=lambda e: (e.location, e.end_location), reverse=True):
+        out = out[: offset(e.location)] + e.content + out[offset(e.end_location):]
+    return out

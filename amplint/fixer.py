@@ -1,0 +1,257 @@
+"""``--fix``, ``--diff`` and ``--add-noqa``: apply edits, prove the result, write atomically.
+
+A fix is accepted only when the edited file still parses and re-linting it shows the fixed
+finding gone; fixes are applied in rounds (a second pass changes nothing), and files are written
+through a temporary file and a rename, keeping their encoding, BOM, line endings and mode.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .config import Settings
+from .diagnostics import Diagnostic, Edit, Location
+from .engine import FileResult, Linter, Source, decode
+from .files import discover
+
+MAX_ROUNDS = 8
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _offset(starts: list[int], text: str, loc: Location) -> int:
+    if loc.row - 1 >= len(starts) - 1:
+        return len(text)
+    return min(starts[loc.row - 1] + loc.column - 1, starts[loc.row])
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    starts = _offsets(text)
+    spans = sorted(((_offset(starts, text, e.location), _offset(starts, text, e.end_location), e.content) for e in edits),
+                   reverse=True)
+    out = text
+    for start, end, content in spans:
+        out = out[:start] + content + out[end:]
+    return out
+
+
+def _spans(text: str, d: Diagnostic) -> list[tuple[int, int]]:
+    starts = _offsets(text)
+    return [(_offset(starts, text, e.location), _offset(starts, text, e.end_location)) for e in d.fix.edits]  # type: ignore[union-attr]
+
+
+def _overlaps(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    for s1, e1 in a:
+        for s2, e2 in b:
+            if s1 < e2 and s2 < e1:
+                return True
+            if s1 == s2 and (s1 == e1 or s2 == e2):  # two insertions at one point: order unclear
+                return True
+    return False
+
+
+def applicable(d: Diagnostic, unsafe: bool) -> bool:
+    return d.fix is not None and (d.fix.applicability == "safe" or unsafe)
+
+
+def _relint(linter: Linter, text: str, name: str, source: Source) -> FileResult:
+    return linter.check_source(Source(text, source.encoding, source.newline, source.bom), name)
+
+
+def _is_syntax_error(result: FileResult) -> bool:
+    return any(d.code == "AMP000" for d in result.diagnostics)
+
+
+def fix_source(linter: Linter, source: Source, name: str, first: FileResult, unsafe: bool) -> tuple[str, FileResult, int]:
+    """Apply fixes in rounds; returns (text, final result, number of fixes applied)."""
+    text = source.text
+    result = first
+    applied = 0
+    rejected: set[tuple] = set()
+    for _round in range(MAX_ROUNDS):
+        chosen: list[Diagnostic] = []
+        taken: list[tuple[int, int]] = []
+        for d in result.diagnostics:
+            if not applicable(d, unsafe) or _key(d) in rejected:
+                continue
+            spans = _spans(text, d)
+            if _overlaps(spans, taken):
+                continue
+            chosen.append(d)
+            taken.extend(spans)
+        if not chosen:
+            break
+        candidate = apply_edits(text, [e for d in chosen for e in d.fix.edits])  # type: ignore[union-attr]
+        new = _relint(linter, candidate, name, source)
+        if _is_syntax_error(new) or _resurfaced(chosen, result, new):
+            # find the culprits one by one; keep the fixes that are sound on their own
+            good = []
+            for d in chosen:
+                one = apply_edits(text, list(d.fix.edits))  # type: ignore[union-attr]
+                r = _relint(linter, one, name, source)
+                if _is_syntax_error(r) or _resurfaced([d], result, r):
+                    rejected.add(_key(d))
+                else:
+                    good.append(d)
+            if not good:
+                continue
+            candidate = apply_edits(text, [e for d in good for e in d.fix.edits])  # type: ignore[union-attr]
+            new = _relint(linter, candidate, name, source)
+            if _is_syntax_error(new):
+                rejected.update(_key(d) for d in good)
+                continue
+            chosen = good
+        text = candidate
+        result = new
+        applied += len(chosen)
+    return text, result, applied
+
+
+def _key(d: Diagnostic) -> tuple:
+    return (d.code, d.message, tuple((e.content) for e in d.fix.edits) if d.fix else ())
+
+
+def _resurfaced(fixed: list[Diagnostic], before: FileResult, after: FileResult) -> bool:
+    """A fix must remove its own finding: for each (code, message), the findings left must be
+    fewer than before by at least the number of fixes applied (rows shift, so count)."""
+    from collections import Counter
+
+    b = Counter((d.code, d.message) for d in before.diagnostics)
+    a = Counter((d.code, d.message) for d in after.diagnostics)
+    f = Counter((d.code, d.message) for d in fixed)
+    return any(a[k] > b[k] - n for k, n in f.items())
+
+
+def add_noqa_source(linter: Linter, source: Source, name: str, first: FileResult) -> tuple[str, int]:
+    lines = source.text.splitlines(keepends=True)
+    by_row: dict[int, set[str]] = {}
+    for d in first.diagnostics:
+        if d.code == "AMP000" or d.noqa_row is None or d.cell is not None:
+            continue
+        by_row.setdefault(d.noqa_row, set()).add(d.code)
+    if not by_row:
+        return source.text, 0
+    from .noqa import LINE_NOQA
+
+    added = 0
+    new_lines = list(lines)
+    for row, codes in sorted(by_row.items()):
+        if row - 1 >= len(new_lines):
+            continue
+        line = new_lines[row - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        if body.rstrip().endswith("\\"):
+            continue  # a comment after a line continuation would break the line
+        m = LINE_NOQA.search(body)
+        if m is not None and m.group("codes") is None:
+            continue  # a blanket noqa already covers it
+        if m is not None:
+            existing = [c.strip() for c in m.group("codes").replace(",", " ").split()]
+            merged = existing + sorted(c for c in codes if c not in existing)
+            body = body[: m.start()] + "# noqa: " + ", ".join(merged) + body[m.end():]
+        else:
+            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+        candidate = new_lines[:row - 1] + [body + (ending or "")] + new_lines[row:]
+        text = "".join(candidate)
+        check = _relint(linter, text, name, source)
+        if _is_syntax_error(check) or any(d.noqa_row == row and d.code in codes for d in check.diagnostics):
+            continue  # the line end is inside a string, or the comment does not reach the finding
+        new_lines = candidate
+        added += len(codes)
+    return "".join(new_lines), added
+
+
+def write_atomic(path: Path, text: str, source: Source) -> None:
+    data = text.encode(source.encoding, errors="surrogateescape") if source.encoding != "utf-8-sig" else text.encode("utf-8-sig")
+    if source.bom and source.encoding == "utf-8":
+        data = b"\xef\xbb\xbf" + data
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".amplint-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def fix_paths(paths: list[str], settings: Settings, *, unsafe: bool = False, diff: bool = False,
+              add_noqa: bool = False, jobs: int | None = None) -> list[FileResult]:
+    linter = Linter(settings)
+    results: list[FileResult] = []
+    for c in discover(paths, settings):
+        name = str(c.path)
+        if c.path.suffix == ".ipynb":
+            from .notebook import fix_notebook
+
+            results.append(fix_notebook(linter, c.path, unsafe=unsafe, diff=diff, add_noqa=add_noqa))
+            continue
+        try:
+            data = c.path.read_bytes()
+        except OSError:
+            results.append(linter.check_path(c.path, c.explicit))
+            continue
+        first = linter.check_bytes(data, name, explicit=c.explicit)
+        if first.source is None or not first.analysed or _is_syntax_error(first):
+            results.append(first)
+            continue
+        source = first.source
+        if add_noqa:
+            text, n = add_noqa_source(linter, source, name, first)
+            result = _relint(linter, text, name, source) if n else first
+        else:
+            text, result, n = fix_source(linter, source, name, first, unsafe)
+        result.source = source
+        result.fixes_applied = n
+        if text != source.text:
+            result.fixed_text = text
+            if not diff:
+                write_atomic(c.path, text, source)
+        elif diff:
+            result.fixed_text = None
+        if diff:
+            result.diagnostics = first.diagnostics
+        results.append(result)
+    results.sort(key=lambda r: r.path)
+    return results
+
+
+def render_diff(results: list[FileResult]) -> str:
+    out = []
+    for r in results:
+        if r.fixed_text is None or r.source is None:
+            continue
+        a = r.source.text.splitlines(keepends=True)
+        b = r.fixed_text.splitlines(keepends=True)
+        out.extend(difflib.unified_diff(a, b, fromfile=r.path, tofile=r.path))
+        if out and not out[-1].endswith("\n"):
+            out.append("\n")
+    return "".join(out)
+
+
+def fix_text(source: str, filename: str = "<stdin>", *, settings: Settings | None = None, unsafe: bool = False) -> str:
+    """Public helper: the fixed version of ``source`` (unchanged when nothing applies)."""
+    from .engine import default_settings
+
+    linter = Linter(settings or default_settings())
+    src = decode(source.encode("utf-8"))
+    first = linter.check_source(src, filename)
+    text, _result, _n = fix_source(linter, src, filename, first, unsafe)
+    return text

@@ -1,0 +1,245 @@
+"""Jupyter notebooks: lint the code cells as one module, report per cell, fix in place.
+
+Code cells are concatenated (a scaler made in cell 2 is the one the loop of cell 3 steps),
+separated by a boundary comment. IPython syntax (``%magic``, ``!shell``, ``x = !cmd``,
+``obj?``) is replaced by a same-line placeholder so the code still parses and line numbers
+stay put; cells that start with a cell magic other than the Python ones (``%%time``,
+``%%capture``...) are skipped. Cells are numbered as the notebook shows them (1-based, all
+cells counted). ``--fix`` rewrites only the edited cells' sources and keeps the file's JSON
+layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .diagnostics import Diagnostic, Location
+from .engine import FileResult, Linter, Source
+
+BOUNDARY = "# amplint: cell boundary {index}"
+_BOUNDARY_RE = re.compile(r"^# amplint: cell boundary (\d+)$")
+_PLACEHOLDER = "pass  # amplint: magic {id}"
+_PLACEHOLDER_RE = re.compile(r"^(\s*)(?:pass|(\w+) = None)  # amplint: magic (\d+)$")
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"}
+_MAGIC_LINE = re.compile(r"^(\s*)(%{1,2}|!{1,2})")
+_ASSIGN_MAGIC = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*=\s*[%!]")
+_HELP = re.compile(r"^\s*[\w.]+\?{1,2}\s*$|^\s*\?{1,2}[\w.]+\s*$")
+
+
+class NotebookError(Exception):
+    pass
+
+
+@dataclass
+class Cell:
+    index: int  # 1-based, among all cells
+    source: str  # original cell source
+    start_row: int  # first row of this cell in the concatenated module
+    n_rows: int
+
+
+@dataclass
+class Prepared:
+    nb: dict
+    cells: list[Cell]
+    text: str
+    magics: dict[int, str]  # placeholder id -> original line
+    indent: int | str | None
+
+
+def _cell_source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def _detect_indent(raw: str) -> int | str | None:
+    lines = raw.splitlines()
+    if len(lines) < 2:
+        return None
+    second = lines[1]
+    n = len(second) - len(second.lstrip(" "))
+    if second.startswith("\t"):
+        return "\t"
+    return n or None
+
+
+def prepare(data: bytes) -> Prepared:
+    try:
+        raw = data.decode("utf-8-sig")
+        nb = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise NotebookError(f"not a valid notebook (JSON): {e}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotebookError("not a valid notebook: no `cells` list")
+    lang = (nb.get("metadata", {}).get("language_info", {}) or {}).get("name", "python")
+    if isinstance(lang, str) and lang.lower() not in ("python", "python3", ""):
+        raise NotebookError(f"not a Python notebook (language `{lang}`)")
+    parts: list[str] = []
+    cells: list[Cell] = []
+    magics: dict[int, str] = {}
+    row = 1
+    for i, cell in enumerate(nb["cells"], 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _cell_source(cell)
+        lines = source.splitlines()
+        if lines and lines[0].startswith("%%"):
+            name = lines[0][2:].split(None, 1)[0] if len(lines[0]) > 2 else ""
+            if name not in PYTHON_CELL_MAGICS:
+                continue
+        body: list[str] = []
+        for j, line in enumerate(lines):
+            if j == 0 and line.startswith("%%"):
+                body.append(_placeholder(line, magics, ""))
+                continue
+            m = _ASSIGN_MAGIC.match(line)
+            if m is not None:
+                body.append(_placeholder(line, magics, m.group(1), m.group(2)))
+            elif _MAGIC_LINE.match(line) or _HELP.match(line):
+                body.append(_placeholder(line, magics, line[: len(line) - len(line.lstrip())]))
+            else:
+                body.append(line)
+        text = "".join(line + "\n" for line in body)
+        parts.append(BOUNDARY.format(index=i) + "\n" + text)
+        cells.append(Cell(i, source, row + 1, len(body)))
+        row += 1 + len(body)
+    return Prepared(nb, cells, "".join(parts), magics, _detect_indent(data.decode("utf-8-sig", "replace")))
+
+
+def _placeholder(line: str, magics: dict[int, str], indent: str, target: str | None = None) -> str:
+    ident = len(magics) + 1
+    magics[ident] = line
+    if target is not None:
+        return f"{indent}{target} = None  # amplint: magic {ident}"
+    return f"{indent}" + _PLACEHOLDER.format(id=ident)
+
+
+def _locate(prep: Prepared, row: int) -> tuple[Cell, int] | None:
+    for c in prep.cells:
+        if c.start_row <= row < c.start_row + max(c.n_rows, 1):
+            return c, row - c.start_row + 1
+    return None
+
+
+def _map(prep: Prepared, d: Diagnostic) -> Diagnostic:
+    hit = _locate(prep, d.location.row)
+    if hit is None:
+        return d
+    cell, row = hit
+    end_hit = _locate(prep, d.end_location.row)
+    end_row = end_hit[1] if end_hit is not None and end_hit[0] is cell else row
+    noqa = row if d.noqa_row is not None else None
+    return replace(
+        d,
+        cell=cell.index,
+        location=Location(row, d.location.column),
+        end_location=Location(end_row, d.end_location.column),
+        noqa_row=noqa,
+        fix=None if d.fix is None else d.fix,
+    )
+
+
+def check_notebook(linter: Linter, data: bytes, name: str) -> FileResult:
+    from .engine import _syntax_diag
+
+    try:
+        prep = prepare(data)
+    except NotebookError as e:
+        return FileResult(name, diagnostics=[_syntax_diag(name, str(e), 1, 1)])
+    result = FileResult(name)
+    raw = prep.text.encode("utf-8")
+    if not linter.prefilter(raw):
+        return result
+    src = Source(prep.text, "utf-8", "\n", False)
+    inner = linter.check_source(src, name, raw)
+    result.analysed = inner.analysed
+    result.errors = inner.errors
+    result.warnings = inner.warnings
+    result.diagnostics = [_map(prep, d) for d in inner.diagnostics]
+    result.source = src
+    return result
+
+
+def cell_source(data: bytes, cell: int) -> str | None:
+    try:
+        nb = json.loads(data.decode("utf-8-sig"))
+        return _cell_source(nb["cells"][cell - 1])
+    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+        return None
+
+
+def _restore(prep: Prepared, text: str) -> dict[int, str]:
+    """Split a fixed concatenated module back into cell sources, putting the magics back."""
+    out: dict[int, list[str]] = {}
+    current: int | None = None
+    for line in text.split("\n"):
+        m = _BOUNDARY_RE.match(line)
+        if m is not None:
+            current = int(m.group(1))
+            out[current] = []
+            continue
+        if current is None:
+            continue
+        pm = _PLACEHOLDER_RE.match(line)
+        if pm is not None and int(pm.group(3)) in prep.magics:
+            line = prep.magics[int(pm.group(3))]
+        out[current].append(line)
+    sources = {}
+    for index, lines in out.items():
+        if lines and lines[-1] == "":
+            lines = lines[:-1]
+        sources[index] = "\n".join(lines)
+    return sources
+
+
+def _set_source(cell: dict, text: str) -> None:
+    if isinstance(cell.get("source"), list):
+        lines = text.splitlines(keepends=True)
+        cell["source"] = lines
+    else:
+        cell["source"] = text
+
+
+def fix_notebook(linter: Linter, path: Path, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
+    from .fixer import add_noqa_source, fix_source
+
+    name = str(path)
+    data = path.read_bytes()
+    first = check_notebook(linter, data, name)
+    if first.source is None or add_noqa:
+        return first  # --add-noqa does not edit notebooks (cells are not lines of one file)
+    prep = prepare(data)
+    src = first.source
+    inner_first = linter.check_source(src, name)
+    text, inner_result, n = fix_source(linter, src, name, inner_first, unsafe)
+    result = FileResult(name, analysed=True, fixes_applied=n)
+    result.diagnostics = [_map(prep, d) for d in inner_result.diagnostics]
+    if text == prep.text:
+        result.diagnostics = first.diagnostics
+        return result
+    sources = _restore(prep, text)
+    changed = False
+    for cell in prep.cells:
+        new = sources.get(cell.index)
+        if new is None:
+            continue
+        original = cell.source
+        trailing = "\n" if original.endswith("\n") else ""
+        new = new + trailing if not new.endswith("\n") and trailing else new
+        if new != original:
+            _set_source(prep.nb["cells"][cell.index - 1], new)
+            changed = True
+    if not changed:
+        return result
+    indent = prep.indent if prep.indent is not None else 1
+    out = json.dumps(prep.nb, indent=indent, ensure_ascii=False) + "\n"
+    result.source = Source(data.decode("utf-8-sig"), "utf-8", "\n", False)
+    result.fixed_text = out
+    if not diff:
+        from .fixer import write_atomic
+
+        write_atomic(path, out, Source(out, "utf-8", "\n", data.startswith(b"\xef\xbb\xbf")))
+    return result
