@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import threading
 import tokenize
@@ -192,9 +193,10 @@ class Linter:
                 raise
             except Exception as e:  # noqa: BLE001 - one rule's bug must not stop the run
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
-        if not findings:
+        unused_noqa = UNUSED_NOQA in self.settings.enabled
+        if not findings and not unused_noqa:
             return [], errors, []
-        resolver = Resolver(module, source)
+        resolver = Resolver(module, source) if findings else None
         noqa = noqa_mod.parse(source.text)
         ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
         out: list[Diagnostic] = []
@@ -216,8 +218,52 @@ class Linter:
                 continue
             out.append(diag)
         warnings = _noqa_warnings(noqa, name)
+        if unused_noqa:
+            out.extend(_unused_noqa(noqa, name, self.settings.enabled, source))
         out.sort(key=Diagnostic.sort_key)
         return out, errors, warnings
+
+
+UNUSED_NOQA = "AMP900"
+
+
+def _unused_noqa(noqa: noqa_mod.NoqaMap, name: str, enabled: frozenset[str], source: Source) -> list[Diagnostic]:
+    from .rules.amp900_unused_noqa import UnusedNoqa
+
+    lines = source.text.splitlines(keepends=True)
+    out = []
+    for d in sorted(list(noqa.lines.values()) + noqa.file_directives, key=lambda d: d.row):
+        if d.codes is None:
+            continue
+        unused = sorted(c for c in d.codes if c.startswith("AMP") and c not in d.used and c != UNUSED_NOQA)
+        if not unused:
+            continue
+        line = lines[d.row - 1] if d.row - 1 < len(lines) else ""
+        body = line.rstrip("\r\n")
+        start = d.col - 1
+        comment = body[start:]
+        m = noqa_mod.LINE_NOQA.search(comment) or noqa_mod.FILE_NOQA.search(comment)
+        if m is None or m.group("codes") is None:
+            continue
+        keep = [c for c in re.split(r"[\s,]+", m.group("codes")) if c and c.upper() not in unused]
+        loc = Location(d.row, d.col)
+        end = Location(d.row, len(body) + 1)
+        if keep:
+            new_comment = comment[: m.start("codes")] + ", ".join(keep) + comment[m.end("codes"):]
+            edit = Edit(new_comment, loc, end)
+        else:
+            rest = comment[m.end():].strip()
+            if rest:  # other text after the directive stays a comment
+                edit = Edit(rest if rest.startswith("#") else "# " + rest, loc, end)
+            elif body[:start].strip():
+                edit = Edit("", Location(d.row, len(body[:start].rstrip()) + 1), end)
+            else:  # a comment alone on its line: remove the line
+                edit = Edit("", Location(d.row, 1), Location(d.row + 1, 1))
+        out.append(Diagnostic(
+            UNUSED_NOQA, UnusedNoqa.name, UnusedNoqa.message.format(codes=", ".join(f"`{c}`" for c in unused)),
+            name, loc, end, noqa_row=d.row, fix=Fix("safe", UnusedNoqa.fix_title, (edit,)),
+        ))
+    return out
 
 
 def _noqa_warnings(noqa: noqa_mod.NoqaMap, name: str) -> list[str]:

@@ -21,6 +21,8 @@ TRIGGERS: dict[str, tuple[tuple[bytes, ...], ...]] = {
     "autocast": ((rb"autocast",),),
     "custom_fwd": ((rb"custom_[fb]wd",),),
     "grad_scaler_name": ((rb"GradScaler",),),
+    # ``# noqa: AMP...`` comments (the unused-noqa check)
+    "noqa": ((rb"[Nn][Oo][Qq][Aa]", rb"AMP[0-9]"),),
 }
 
 
