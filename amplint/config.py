@@ -79,8 +79,10 @@ KNOWN_KEYS = {
     "eval-function-patterns",
     "extend-eval-function-patterns",
     "cache-dir",
-    "respect-gitignore",
+    "max-file-size",
 }
+
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -107,13 +109,14 @@ class Settings:
     options: RuleOptions = field(default_factory=RuleOptions)
     cache_dir: Path | None = None
     force_exclude: bool = False
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
 
     def fingerprint(self) -> str:
         """Everything that changes what a file's diagnostics are."""
         from . import __version__
 
         payload = json.dumps(
-            [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(),
+            [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(), self.max_file_size,
              sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)],
             sort_keys=True,
         )
@@ -337,6 +340,7 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
         if not n or not all(part.isidentifier() for part in n.split(".")):
             raise ConfigError(f"{where}: `scaler-names` entry `{n}` is not a name or dotted name")
 
+    max_file_size = _size(table.get("max-file-size", DEFAULT_MAX_FILE_SIZE), where)
     cache_dir = cli.cache_dir or table.get("cache-dir")
     if cache_dir is not None and not isinstance(cache_dir, str):
         raise ConfigError(f"{where}: `cache-dir` must be a string")
@@ -356,7 +360,22 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
         options=RuleOptions(scaler_names=scaler_names, eval_patterns=eval_patterns),
         cache_dir=resolved_cache,
         force_exclude=force_exclude,
+        max_file_size=max_file_size,
     )
+
+
+def _size(value: Any, where: Path) -> int:
+    """``max-file-size``: bytes as an integer, or a string such as "2MB" / "512 KiB"."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        import re
+
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*", value, re.I)
+        if m:
+            factor = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[m.group(2).upper()]
+            return int(float(m.group(1)) * factor)
+    raise ConfigError(f"{where}: `max-file-size` must be a number of bytes or a size such as \"2MB\"")
 
 
 def _expand(selectors: list[str], codes: list[str]) -> tuple[str, ...]:

@@ -72,7 +72,11 @@ def decode(data: bytes) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
-        raise DecodeError(f"SyntaxError: {e.msg if hasattr(e, 'msg') else e}") from None
+        msg = e.msg if hasattr(e, "msg") else str(e)
+        if "invalid or missing encoding" in msg:
+            encoding = "utf-8"  # no cookie and not UTF-8: say where the bad byte is, below
+        else:
+            raise DecodeError(f"SyntaxError: {msg}") from None
     bom = data.startswith(b"\xef\xbb\xbf")
     try:
         text = data.decode(encoding)
@@ -80,7 +84,10 @@ def decode(data: bytes) -> Source:
         start = getattr(e, "start", 0)
         row = data.count(b"\n", 0, start) + 1
         col = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        raise DecodeError(f"SyntaxError: the file is not valid {encoding} (byte offset {start})", row, col) from None
+        raise DecodeError(
+            f"SyntaxError: the file is not valid {encoding} (byte 0x{data[start]:02x} at offset {start}); "
+            "declare its encoding with a coding comment", row, col
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     newline = "\r\n" if "\r\n" in text[:10000] else ("\r" if "\r" in text[:10000] and "\n" not in text[:10000] else "\n")
@@ -142,6 +149,13 @@ class Linter:
                 err = _cpython_syntax_error(data, name)
                 if err is not None:
                     result.diagnostics.append(err)
+            return result
+        if len(data) > self.settings.max_file_size:
+            mb = len(data) / 1024**2
+            limit = self.settings.max_file_size / 1024**2
+            result.warnings.append(
+                f"{name}: not analysed: {mb:.1f} MB is over `max-file-size` ({limit:.1f} MB); raise it in [tool.amplint]"
+            )
             return result
         try:
             source = decode(data)
@@ -370,12 +384,27 @@ def _cpython_syntax_error(data: bytes | str, name: str) -> Diagnostic | None:
         kind = type(e).__name__
         row = e.lineno or 1
         col = e.offset or 1
+        if "null bytes" in msg:
+            return _nul_diagnostic(data, name)
         return _syntax_diag(name, f"{kind}: {msg}", row, col)
     except (RecursionError, MemoryError):
         return _syntax_diag(name, "SyntaxError: the code is nested too deeply", 1, 1)
-    except ValueError as e:  # NUL bytes
-        return _syntax_diag(name, f"SyntaxError: {e}", _nul_row(data), 1)
+    except ValueError:  # NUL bytes (older Pythons raise ValueError)
+        return _nul_diagnostic(data, name)
     return None
+
+
+def _nul_diagnostic(data: bytes | str, name: str) -> Diagnostic:
+    if isinstance(data, bytes) and data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return _syntax_diag(name, "SyntaxError: UTF-16 encoded source is not supported (Python source must be UTF-8 or an ASCII-compatible encoding)", 1, 1)
+    return _syntax_diag(name, "SyntaxError: source code cannot contain null bytes", _nul_row(data), _nul_col(data))
+
+
+def _nul_col(data: bytes | str) -> int:
+    nul = b"\x00" if isinstance(data, bytes) else "\x00"
+    nl = b"\n" if isinstance(data, bytes) else "\n"
+    i = data.find(nul)  # type: ignore[arg-type]
+    return i - (data.rfind(nl, 0, i) + 1) + 1 if i >= 0 else 1  # type: ignore[arg-type]
 
 
 def _nul_row(data: bytes | str) -> int:
