@@ -1,44 +1,62 @@
 """Byte-level prefilter: skip files that cannot produce any finding, before importing LibCST.
 
-Each rule names the triggers it depends on.  A trigger is a list of alternatives; an
-alternative is a tuple of byte patterns that must all occur.  The patterns mirror what the
-model accepts as evidence (see :mod:`amplint.model.scalers`): a file with none of them has no
-scaler, no autocast and no custom_fwd/bwd, so no rule can fire on it.  A test checks, on the
-fixtures, the test cases and the public corpus, that the prefilter never drops a file with a
-finding.
+Each rule names the triggers it depends on. A trigger is a list of alternatives; an alternative
+matches when one of its literal *gate* tokens occurs in the file (a plain ``bytes in``, which
+is fast) and every *confirm* pattern matches too (a regex, run only on the files that passed
+the gate). The patterns mirror what the model accepts as evidence (see
+:mod:`amplint.model.scalers`): a file with none of them has no GradScaler, no autocast and no
+custom_fwd/bwd, so no rule can fire on it. A test checks, on the fixtures, the test cases and
+the public corpus, that the prefilter never drops a file with a finding.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Iterable
 
-TRIGGERS: dict[str, tuple[tuple[bytes, ...], ...]] = {
-    # a GradScaler by constructor/annotation (``GradScaler``), by a scaler-ish name
-    # (``scaler``, ``grad_scaler``, ``Scaler``), by ``unscale_``, or by ``x.scale(l).backward()``
-    "scaler": ((rb"[Ss][Cc][Aa][Ll][Ee][Rr]",), (rb"unscale_",), (rb"\.\s*scale\s*\(", rb"backward")),
+
+@dataclass(frozen=True)
+class Alternative:
+    gate: tuple[bytes, ...]
+    confirm: tuple[bytes, ...] = ()
+
+
+# Evidence of a GradScaler: its name (constructor, annotation, import), ``unscale_``, or a
+# scaler method called on a receiver whose name says scaler (``grad_scaler.step(``).
+_SCALER_USE = (
+    rb"GradScaler|unscale_|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\b"
+)
+
+TRIGGERS: dict[str, tuple[Alternative, ...]] = {
+    "scaler": (
+        Alternative((b"caler", b"CALER", b"unscale_"), (_SCALER_USE,)),
+        # ``x.scale(loss).backward()``: use proves the scaler whatever its name
+        Alternative((b"scale",), (rb"\.\s*scale\s*\(", rb"backward")),
+    ),
     # autocast regions, decorators and the deprecated namespaces' names
-    "autocast": ((rb"autocast",),),
-    "custom_fwd": ((rb"custom_[fb]wd",),),
-    "grad_scaler_name": ((rb"GradScaler",),),
+    "autocast": (Alternative((b"autocast",)),),
+    "custom_fwd": (Alternative((b"custom_fwd", b"custom_bwd")),),
+    "grad_scaler_name": (Alternative((b"GradScaler",)),),
     # ``# noqa: AMP...`` comments (the unused-noqa check)
-    "noqa": ((rb"[Nn][Oo][Qq][Aa]", rb"AMP[0-9]"),),
+    "noqa": (Alternative((b"noqa", b"NOQA", b"Noqa"), (rb"AMP[0-9]",)),),
 }
 
 
 class Prefilter:
     def __init__(self, trigger_names: Iterable[str], extra_names: Iterable[str] = ()) -> None:
-        alternatives: list[tuple[bytes, ...]] = []
+        alternatives: list[Alternative] = []
         for name in sorted(set(trigger_names)):
             alternatives.extend(TRIGGERS[name])
         for extra in extra_names:
-            last = extra.rsplit(".", 1)[-1]
-            alternatives.append((re.escape(last.encode()),))
-        singles = [alt[0] for alt in alternatives if len(alt) == 1]
-        self._any = re.compile(b"|".join(singles)) if singles else None
-        self._all = [tuple(re.compile(p) for p in alt) for alt in alternatives if len(alt) > 1]
+            alternatives.append(Alternative((extra.rsplit(".", 1)[-1].encode(),)))
+        self._alts = [(alt.gate, tuple(re.compile(p) for p in alt.confirm)) for alt in alternatives]
 
     def __call__(self, data: bytes) -> bool:
-        if self._any is not None and self._any.search(data):
-            return True
-        return any(all(p.search(data) for p in alt) for alt in self._all)
+        for gate, confirm in self._alts:
+            for token in gate:
+                if token in data:
+                    if all(p.search(data) for p in confirm):
+                        return True
+                    break
+        return False

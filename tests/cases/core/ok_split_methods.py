@@ -1,5 +1,5 @@
 import torch
-from torch.cuda.amp import GradScaler
+from torch.amp import GradScaler
 
 
 class Trainer:
@@ -7,7 +7,7 @@ class Trainer:
         self.model = model
         self.optimizer = optimizer
         self.max_norm = max_norm
-        self.scaler = GradScaler()
+        self.scaler = GradScaler("cuda")
 
     def backward(self, loss):
         self.scaler.scale(loss).backward()

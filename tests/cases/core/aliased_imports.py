@@ -7,9 +7,9 @@ from torch.nn.utils import clip_grad_value_ as clip_value
 
 def train(model, optimizer, loader):
     scaler = GS("cuda")
-    legacy = amp.GradScaler()
+    legacy = amp.GradScaler()  # error: AMP101
     for x, y in loader:
-        with amp.autocast():
+        with amp.autocast():  # error: AMP101
             loss = model(x, y)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
