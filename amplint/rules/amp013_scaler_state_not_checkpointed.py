@@ -1,0 +1,523 @@
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .base import Finding, FixPlan, NodeEdit, Rule
+
+_OPT = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|optimi[sz]er$|_optim$|^optimizers?$", re.I)
+_SAVE_WORDS = ("save", "checkpoint", "ckpt", "state")
+_MAX_DEPTH = 3
+
+
+class ScalerStateNotCheckpointed(Rule):
+    """## What it does
+    Checks for a training checkpoint that leaves out the GradScaler's state, in a module that
+    trains with an enabled GradScaler and never saves or loads `scaler.state_dict()`.
+
+    A training checkpoint is a `torch.save` of a dict that holds optimizer state (an
+    `"optimizer"` key, or `optimizer.state_dict()`), whether the dict is written inline,
+    built in a variable first (with keys added by subscript), returned by a helper of the
+    same file, or passed to a helper of the same file that saves it. A method named like
+    `get_checkpoint_state` that returns such a dict to a checkpointer counts as well.
+
+    The finding is reported on the save call (`torch.save(...)`, or the call of the helper
+    that saves the dict); for a checkpoint-state method, on the dict it returns.
+
+    ## Why is this bad?
+    The loss scale is learnt: it starts at `init_scale` (65536 by default), backs off on every
+    overflow and grows slowly. A resumed run without the scaler state starts from scratch and
+    re-calibrates, skipping steps on the way (measured: 6 extra skipped steps in the first 30
+    after a resume, none when the scaler state was restored); with a large `init_scale` it is
+    one skipped step per halving. The PyTorch recipe saves `scaler.state_dict()` next to the
+    model and optimizer and loads it on resume.
+
+    ## Example
+    ```python
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch},
+        "last.pt",
+    )
+    ```
+
+    ## Use instead
+    ```python
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scaler": scaler.state_dict(),
+            "epoch": epoch,
+        },
+        "last.pt",
+    )
+    # on resume: scaler.load_state_dict(checkpoint["scaler"])
+    ```
+
+    ## Known problems
+    The module is judged as a whole: a `scaler.load_state_dict()`, a `scaler.state_dict()`
+    outside the checkpoint dicts themselves, or a scaler handed to a function named like a
+    saver (`save_checkpoint(..., scaler)`) silences the rule for the file. A checkpoint dict
+    that includes the scaler does not excuse another one that leaves it out. Saves of model weights alone (`torch.save(model.state_dict(), p)`)
+    are exports, not training checkpoints, and are not reported. Checkpoints written by
+    framework objects (Lightning, Accelerate, MMEngine) are out of reach and not needed:
+    those save the scaler themselves. A scaler with `enabled=False` is not reported.
+
+    ## Fix safety
+    When the checkpoint is a dict literal (or `dict(...)` call) and a scaler that is never
+    `None` is in scope, the fix adds `"scaler": <scaler>.state_dict()` to it. It is safe:
+    loaders read the keys they know and ignore the new one. Loading it back on resume needs a
+    human.
+
+    ## References
+    - [AMP examples: saving and resuming](https://pytorch.org/docs/stable/notes/amp_examples.html#saving-resuming)
+    - [`torch.amp.GradScaler.state_dict`](https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.state_dict)
+    """
+
+    code = "AMP013"
+    name = "scaler-state-not-checkpointed"
+    message = "Training checkpoint without the GradScaler state: save `{scaler}.state_dict()` and load it on resume"
+    fix_title = "Add `\"scaler\": {scaler}.state_dict()` to the checkpoint"
+    fix_availability = "sometimes"
+    triggers = ("scaler",)
+    reported_on = "the `torch.save(...)` (or saving helper) call"
+
+    def check(self, model) -> Iterable[Finding]:
+        from ..model.usage import facts
+
+        uf = facts(model)
+        if not uf.calls("scale", "step"):
+            return
+        scopes = _training_scopes(model, uf)
+        if not scopes:
+            return
+        found = [(r, c) for r, c in _candidates(model, lambda f: _in_scope(model, f, scopes)) if c.is_checkpoint()]
+        # scaler state saved inside another checkpoint dict does not excuse this one
+        inside = {id(call) for _r, c in found for v in c.values for call in _calls_in(v)}
+        if not found or _state_handled(model, uf, inside):
+            return
+        reported: set[int] = set()
+        for report, cand in found:
+            if id(cand.node) in reported or cand.may_hold_scaler(model):
+                continue
+            reported.add(id(cand.node))
+            scaler, fix = _fix(model, cand, self.fix_title)
+            message = self.message.format(scaler=scaler or "scaler")
+            node, stmt = (report.node, report.stmt) if report is not None else (cand.node, cand.stmt)
+            yield Finding(node=node, stmt=stmt, message=message, fix=fix)
+
+
+# --- which modules train with a scaler -------------------------------------------------
+
+
+def _training_scopes(model, uf) -> set:
+    """Owner classes (None: plain functions) whose code scales or steps through a scaler that
+    is not literally disabled."""
+    from ..model.scalers import owner_class
+
+    scopes = set()
+    for c in uf.calls("scale", "step"):
+        scopes.add(owner_class(c.func))
+    out = set()
+    for s in scopes:
+        ctors = [c for c in uf.ctors if c.scope is s]
+        if ctors and all(c.enabled is False for c in ctors):
+            continue
+        out.add(s)
+    return out
+
+
+def _in_scope(model, func, scopes) -> bool:
+    """``func`` trains with an enabled scaler, calls code of this file that does, or belongs to
+    a class that keeps a scaler as state (``self.scaler``) and trains with it."""
+    from ..model.scalers import owner_class
+    from ..model.usage import facts
+
+    cls = owner_class(func)
+    if cls not in scopes:
+        return False
+    uf = facts(model)
+    touching = getattr(uf, "_amp013_touching", None)
+    if touching is None:
+        touching = {c.func for calls in uf.scaler_calls.values() for c in calls if _enabled(model, c.func, c.recv)}
+        touching |= {c.site.func for c in uf.ctors if c.enabled is not False}
+        uf._amp013_touching = touching
+    frontier, seen = [func], {func}
+    for _ in range(3):
+        nxt = []
+        for f in frontier:
+            if f in touching:
+                return True
+            for c in f.calls:
+                callee = model.callee_of(c)
+                if callee is not None and callee not in seen:
+                    seen.add(callee)
+                    nxt.append(callee)
+        frontier = nxt
+    train_calls = [c for c in uf.calls("scale", "step") if _enabled(model, c.func, c.recv)]
+    if cls is not None:
+        return any(owner_class(c.func) is cls and (c.recv or "").startswith("self.") for c in train_calls)
+    return any(c.recv in model.scalers.module_keys for c in train_calls)
+
+
+def _enabled(model, func, key: str | None) -> bool:
+    """False when every constructor bound to ``key`` (in its scope) says ``enabled=False``."""
+    from ..model.usage import facts
+
+    if key is None:
+        return True
+    kind, scope = model.scalers.scope_of(func, key)
+    ctors = []
+    for c in facts(model).ctors:
+        if key not in c.targets:
+            continue
+        if kind == "local" and c.site.func is not func:
+            continue
+        if kind == "class" and c.scope is not scope:
+            continue
+        ctors.append(c)
+    return not ctors or any(c.enabled is not False for c in ctors)
+
+
+def _calls_in(node) -> list:
+    from ..model.usage import calls_in
+
+    return calls_in(node)
+
+
+def _state_handled(model, uf, inside: set[int]) -> bool:
+    """The module saves or loads scaler state somewhere (other than inside the checkpoint
+    dicts under review: ``inside`` holds their calls), or hands the scaler to a saver."""
+    from ..model.names import dotted_text
+    from ..model.usage import scaler_ish
+
+    for c in model.calls:
+        if id(c.node) in inside:
+            continue
+        if c.method in ("state_dict", "load_state_dict") and c.recv is not None:
+            if scaler_ish(c.recv) or model.is_scaler(c.func, c.recv):
+                return True
+        callee = (c.text or "").lower()
+        if any(w in callee for w in _SAVE_WORDS):
+            for a in c.node.args:
+                text = dotted_text(a.value)
+                if text is not None and (scaler_ish(text) or model.is_scaler(c.func, text)):
+                    return True
+    return False
+
+
+# --- checkpoint dicts ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Cand:
+    node: object  # the Dict (or ``dict(...)`` Call)
+    func: object  # the function that builds it
+    stmt: object
+    keys: list[str] = field(default_factory=list)
+    values: list = field(default_factory=list)
+    unknown: bool = False  # ``**splat``, computed keys, ``.update()``, handed to other code
+
+    def is_checkpoint(self) -> bool:
+        import libcst as cst
+
+        from ..model.names import dotted_text
+        from ..model.usage import calls_in
+
+        for k, v in zip(self.keys, self.values):
+            if "optim" in k.lower() and not (isinstance(v, cst.Name) and v.value == "None"):
+                return True
+        for v in self.values:
+            for call in calls_in(v):
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "state_dict":
+                    recv = dotted_text(f.value) or ""
+                    if _OPT.search(recv.rsplit(".", 1)[-1]):
+                        return True
+        return False
+
+    def may_hold_scaler(self, model) -> bool:
+        from ..model.usage import mentions, scaler_ish
+
+        if self.unknown:
+            return True
+        if any(w in k.lower() for k in self.keys for w in ("scaler", "amp", "scale")):
+            return True
+        return any(mentions(v, lambda t: scaler_ish(t) or model.is_scaler(self.func, t)) for v in self.values)
+
+
+def _candidates(model, in_scope):
+    """``(report call site or None, Cand)`` for every dict that reaches a save (or is returned by
+    a checkpoint-state method) in a function where ``in_scope(func)`` holds."""
+    import libcst as cst
+
+    from ..model import names as N
+
+    for site in model.calls:
+        if site.qual not in N.TORCH_SAVE or site.in_lambda:
+            continue
+        obj = site.arg(0, "obj")
+        if obj is None:
+            continue
+        value = obj.value
+        param = _param_name(site.func, value)
+        if param is not None:
+            for caller, arg in _callers(model, site.func, param):
+                if in_scope(caller.func):
+                    for cand in _dicts(model, caller.func, arg, 0, caller):
+                        yield caller, cand
+            continue
+        if not in_scope(site.func):
+            continue
+        for cand in _dicts(model, site.func, value, 0, site):
+            yield site, cand
+    for func in model.functions:
+        name = func.name.lower()
+        if func.is_module or "load" in name or not ("checkpoint" in name or "ckpt" in name):
+            continue
+        if not in_scope(func):
+            continue
+        for ret in _returns(func):
+            values = [ret]
+            if isinstance(ret, cst.Call) and model.call_of.get(ret) is not None and model.callee_of(model.call_of[ret]) is None:
+                values = [a.value for a in ret.args if isinstance(a.value, cst.Name)]  # a checkpoint object
+            elif isinstance(ret, (cst.Tuple, cst.List)):
+                values = [el.value for el in ret.elements if isinstance(el.value, (cst.Name, cst.Dict))]
+            for v in values:
+                for cand in _dicts(model, func, v, 0, ret):
+                    yield None, cand
+
+
+def _param_name(func, value) -> str | None:
+    import libcst as cst
+
+    if isinstance(value, cst.Name) and value.value in func.params and value.value not in func.assigned:
+        return value.value
+    return None
+
+
+def _callers(model, func, param: str):
+    """``(call site, argument expression)`` for each call of ``func`` in this file."""
+    try:
+        index = func.params.index(param)
+    except ValueError:
+        return
+    for c in model.calls:
+        if model.callee_of(c) is not func:
+            continue
+        arg = c.keyword(param)
+        if arg is None:
+            offset = 1 if (c.text or "").startswith(("self.", "cls.")) and func.cls is not None else 0
+            pos = c.positional()
+            i = index - offset
+            arg = pos[i] if 0 <= i < len(pos) else None
+        if arg is not None:
+            yield c, arg.value
+
+
+def _returns(func) -> list:
+    import libcst as cst
+
+    out = []
+
+    def walk(stmts) -> None:
+        from ..model.usage import _sub_blocks
+
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    if isinstance(small, cst.Return) and small.value is not None:
+                        out.append(small.value)
+            elif not isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                for part in _sub_blocks(s):
+                    walk(part)
+
+    walk(func.body)
+    return out
+
+
+def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
+    """The checkpoint dicts an expression evaluates to (dict literals, ``dict(...)``, names
+    bound to them, same-file helpers returning them)."""
+    import libcst as cst
+
+
+    if depth > _MAX_DEPTH or value is None:
+        return []
+    if isinstance(value, cst.Dict):
+        return [_from_dict(value, func)]
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Name) and value.func.value == "dict":
+            return [_from_dict_call(value, func)]
+        site = model.call_of.get(value)
+        callee = model.callee_of(site) if site is not None else None
+        if callee is None:
+            return []
+        out = []
+        for ret in _returns(callee):
+            out.extend(_dicts(model, callee, ret, depth + 1, None))
+        return out
+    if isinstance(value, cst.Name):
+        name = value.value
+        bindings = [a for a in model.assignments if a.func is func and name in a.targets]
+        out = []
+        for a in bindings:
+            found = _dicts(model, func, a.value, depth + 1, save_site)
+            for cand in found:
+                if cand.stmt is None and cand.func is func:
+                    cand.stmt = a.stmt
+            out.extend(found)
+        if out:
+            sink = save_site.node if save_site is not None and hasattr(save_site, "node") else save_site
+            _extend_by_subscripts(model, func, name, [c for c in out if c.func is func], sink)
+        return out
+    return []
+
+
+def _from_dict(node, func) -> Cand:
+    import libcst as cst
+
+    cand = Cand(node, func, None)
+    for el in node.elements:
+        if isinstance(el, cst.DictElement):
+            k = el.key
+            if isinstance(k, cst.SimpleString):
+                cand.keys.append(str(k.evaluated_value))
+            else:
+                cand.keys.append("")
+                if not isinstance(k, (cst.Integer, cst.Float)):
+                    cand.unknown = True
+            cand.values.append(el.value)
+        else:
+            cand.unknown = True
+    return cand
+
+
+def _from_dict_call(node, func) -> Cand:
+    cand = Cand(node, func, None)
+    for a in node.args:
+        if a.keyword is None:
+            cand.unknown = True
+            continue
+        cand.keys.append(a.keyword.value)
+        cand.values.append(a.value)
+    return cand
+
+
+def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> None:
+    """Follow the name a dict is bound to, from its binding to the next one: ``ckpt["k"] = v``
+    adds a key; ``ckpt.update(...)``, a computed key, or handing the dict to code other than
+    the save (``sink``, a call node) makes its content unknown."""
+    import libcst as cst
+
+    from ..model import names as N
+    from ..model.usage import name_uses
+
+    uses = name_uses(func, {name})
+    for cand in cands:
+        if cand.stmt is None:
+            continue
+        body = getattr(cand.stmt, "body", ())
+        start = next((u.index for u in uses if u.store and any(u.stmt is small for small in body)), None)
+        if start is None:
+            continue
+        for u in uses:
+            if u.index <= start:
+                continue
+            if u.store:
+                break
+            parent, fname = u.parent()
+            if isinstance(parent, cst.Subscript) and fname == "value":
+                above, _ = u.parent(2)
+                if isinstance(above, cst.AssignTarget):
+                    key = _subscript_key(parent)
+                    assign = u.stmt
+                    if key is None or not isinstance(assign, cst.Assign):
+                        cand.unknown = True
+                    else:
+                        cand.keys.append(key)
+                        cand.values.append(assign.value)
+                continue
+            if isinstance(parent, cst.Attribute) and fname == "value":
+                if parent.attr.value in ("update", "setdefault", "__setitem__", "__ior__"):
+                    cand.unknown = True
+                continue
+            if isinstance(parent, cst.Arg):
+                call, _ = u.parent(2)
+                if call is sink:
+                    continue
+                site = model.call_of.get(call)
+                if site is not None and site.qual in N.TORCH_SAVE:
+                    continue
+                cand.unknown = True
+            if isinstance(parent, cst.AugAssign):
+                cand.unknown = True
+
+
+def _subscript_key(sub) -> str | None:
+    import libcst as cst
+
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    v = sub.slice[0].slice.value
+    if isinstance(v, cst.SimpleString):
+        return str(v.evaluated_value)
+    return None
+
+
+# --- the fix ---------------------------------------------------------------------------
+
+
+def _scaler_in_scope(model, func) -> tuple[str | None, bool]:
+    """The one scaler reachable from ``func`` (as source text), and whether it is never ``None``."""
+    from ..model.scalers import owner_class
+    from ..model.usage import always_ctor
+
+    cls = owner_class(func)
+    candidates: list[str] = []
+    if cls is not None:
+        c = cls
+        while c is not None:
+            candidates.extend(k for k in model.scalers.class_attrs.get(c, ()) if k.startswith("self."))
+            c = model.scalers._base(c)
+    candidates.extend(k for k in model.scalers.local_keys.get(func, ()) if k not in func.params)
+    if not func.is_module and not candidates:
+        candidates.extend(k for k in model.scalers.module_keys if "." not in k and not func.is_local(k))
+    candidates = sorted(set(candidates))
+    if len(candidates) != 1:
+        return None, False
+    key = candidates[0]
+    binds = [a for a in model.assignments if key in a.targets and (owner_class(a.func) is cls if key.startswith("self.") else True)]
+    if not key.startswith("self."):
+        binds = [a for a in binds if a.func is func or a.func.is_module]
+    return key, bool(binds) and all(always_ctor(model, a.value) for a in binds)
+
+
+def _fix(model, cand: Cand, title: str) -> tuple[str | None, FixPlan | None]:
+    import libcst as cst
+
+    scaler, never_none = _scaler_in_scope(model, cand.func)
+    if scaler is None or not never_none:
+        return scaler, None
+    node = cand.node
+    value = f"{scaler}.state_dict()"
+    if isinstance(node, cst.Dict):
+        quote = '"'
+        for el in node.elements:
+            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                quote = el.key.value[-1]
+                break
+        entry = f"{quote}scaler{quote}: {value}"
+        if not node.elements:
+            edit = NodeEdit("replace", node, "{" + entry + "}")
+        else:
+            last = node.elements[-1]
+            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, {entry}")
+    else:
+        if not node.args:
+            edit = NodeEdit("replace", node, f"dict(scaler={value})")
+        else:
+            last = node.args[-1]
+            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, scaler={value}")
+    return scaler, FixPlan("safe", title.format(scaler=scaler), [edit])

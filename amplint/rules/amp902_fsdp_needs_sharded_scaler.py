@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from .base import Finding, FixPlan, NodeEdit, Rule
+
+_FSDP1 = frozenset(
+    {
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+    }
+)
+_IMPORT = "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler"
+
+
+class FsdpNeedsShardedScaler(Rule):
+    """## What it does
+    Checks for a module that wraps models with FSDP (`FullyShardedDataParallel(...)`) and
+    creates a plain `torch.amp.GradScaler` (or the deprecated `torch.cuda.amp.GradScaler`)
+    instead of FSDP's `ShardedGradScaler`. A module that creates a `ShardedGradScaler`
+    anywhere (choosing per strategy) is not reported, nor FSDP2 (`fully_shard(...)`): its
+    gradients are DTensors, and recent PyTorch versions teach the plain GradScaler to reduce
+    their inf checks across ranks (pytorch/pytorch#132816), which is what torchtitan uses.
+
+    The finding is reported on the `GradScaler(...)` constructor call. Off by default.
+
+    ## Why is this bad?
+    With FSDP every rank holds a shard of the gradients. The plain GradScaler checks only the
+    local shard for infinities, so one rank may skip a step that the others take, and it does
+    not handle gradients offloaded to the CPU. `ShardedGradScaler` reduces the inf flag across
+    ranks (and accepts fp16 and CPU-offloaded gradients), so every rank makes the same
+    decision. This needs several processes to show and was not measured here.
+
+    ## Example
+    ```python
+    model = FullyShardedDataParallel(model)
+    scaler = torch.amp.GradScaler("cuda")
+    ```
+
+    ## Use instead
+    ```python
+    from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+    model = FullyShardedDataParallel(model)
+    scaler = ShardedGradScaler("cuda")
+    ```
+
+    ## Known problems
+    The check is per module: an FSDP wrap in one module and a scaler in another are not
+    connected, and a module that uses FSDP only on some code paths is reported all the same.
+    A module that wraps with both FSDP1 and FSDP2 is judged by its FSDP1 calls.
+
+    ## Fix safety
+    The constructor swap (plus the import) is a safe fix when the arguments mean the same to
+    both classes: a device and an initial scale, and keywords. `ShardedGradScaler` orders
+    `backoff_factor` before `growth_factor`, so further positional arguments get no fix.
+
+    ## References
+    - [`torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler`](https://github.com/pytorch/pytorch/blob/main/torch/distributed/fsdp/sharded_grad_scaler.py)
+    - [FSDP documentation](https://pytorch.org/docs/stable/fsdp.html)
+    - [Gradient scaler for DTensor (FSDP2), pytorch/pytorch#132816](https://github.com/pytorch/pytorch/pull/132816)
+    """
+
+    code = "AMP902"
+    name = "fsdp-needs-sharded-scaler"
+    message = "`{ctor}` in a module that shards models with FSDP: use `ShardedGradScaler`"
+    fix_title = "Use `ShardedGradScaler`"
+    fix_availability = "sometimes"
+    default_enabled = False
+    triggers = ("grad_scaler_name",)
+    reported_on = "the `GradScaler(...)` constructor call"
+
+    def check(self, model) -> Iterable[Finding]:
+        from ..model.usage import facts
+
+        ctors = facts(model).ctors
+        if not ctors or any(c.is_sharded for c in ctors):
+            return
+        if not any(c.qual in _FSDP1 for c in model.calls):
+            return
+        for c in ctors:
+            if c.family not in ("device_first", "init_scale_first"):
+                continue
+            head = model.code_for(c.site.node.func)
+            yield Finding(
+                node=c.site.node,
+                stmt=c.site.stmt,
+                message=self.message.format(ctor=head),
+                fix=_fix(model, c),
+            )
+
+
+def _fix(model, ctor) -> FixPlan | None:
+    import libcst as cst
+
+    from ..model.usage import arg_texts, render_call
+
+    args = arg_texts(model, ctor.site.node)
+    if args is None:
+        return None
+    positional = [v for k, v in args if k is None]
+    keywords = [(k, v) for k, v in args if k is not None]
+    if ctor.family == "init_scale_first":
+        if positional:
+            return None
+        device = '"cpu"' if (ctor.qual or "").startswith("torch.cpu.") else '"cuda"'
+        new_args = [(None, device)] + keywords
+    else:
+        if len(positional) > 2:
+            return None
+        new_args = [(None, v) for v in positional] + keywords
+    local = model.imports.names.get("ShardedGradScaler")
+    edits = [NodeEdit("replace", ctor.site.node, render_call("ShardedGradScaler", new_args))]
+    if local is None:
+        if any(f.is_local("ShardedGradScaler") for f in model.functions) or "ShardedGradScaler" in model.top.assigned:
+            return None
+        anchor = None
+        for s in model.module.body:
+            if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
+                anchor = s
+        if anchor is None:
+            return None
+        edits.append(NodeEdit("insert_after", anchor, _IMPORT))
+    elif not local.endswith("ShardedGradScaler"):
+        return None
+    return FixPlan("safe", FsdpNeedsShardedScaler.fix_title, edits)
