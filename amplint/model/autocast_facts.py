@@ -1,0 +1,359 @@
+"""Facts shared by the autocast rules (AMP101-AMP106).
+
+- which deprecated ``torch.cuda.amp`` / ``torch.cpu.amp`` names exist and what replaces them;
+- the autocast region a call really runs under (the innermost one decides);
+- a lazily built view of the tree that the model does not keep: parents, absolute
+  indentation of statements, every ``Name`` occurrence and every import binding.
+
+The tree view is built on first use only (a rule asks for it when it has a candidate
+finding), so files without deprecated names or autocast misuse never pay for it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import libcst as cst
+
+from . import names as N
+from .build import child_fields, literal_value
+from .names import dotted_text
+from .structure import FunctionInfo, Reference, Region
+
+# --- the deprecated namespaces --------------------------------------------------------
+
+#: qualified deprecated name -> (device, symbol)
+DEPRECATED: dict[str, tuple[str, str]] = {}
+for _ns, _dev, _syms in (
+    ("torch.cuda.amp", "cuda", ("autocast", "GradScaler", "custom_fwd", "custom_bwd")),
+    ("torch.cpu.amp", "cpu", ("autocast", "GradScaler")),
+):
+    for _s in _syms:
+        DEPRECATED[f"{_ns}.{_s}"] = (_dev, _s)
+        sub = "grad_scaler" if _s == "GradScaler" else "autocast_mode"
+        DEPRECATED[f"{_ns}.{sub}.{_s}"] = (_dev, _s)
+
+NEW_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
+NEW_CUSTOM_FWD = frozenset({"torch.amp.custom_fwd", "torch.amp.autocast_mode.custom_fwd"})
+NEW_CUSTOM_BWD = frozenset({"torch.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"})
+DEPRECATED_AUTOCAST = frozenset(q for q, (_d, s) in DEPRECATED.items() if s == "autocast")
+
+#: positional parameters of the deprecated constructors (the device comes from the namespace)
+OLD_PARAMS = {
+    "autocast": ("enabled", "dtype", "cache_enabled"),
+    "GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+}
+
+#: device types torch accepts in a device string, plus the out-of-tree backends that rename
+#: ``privateuseone`` (Ascend npu, Moore Threads musa, Cambricon mlu, Enflame gcu, ...)
+DEVICE_TYPES = frozenset(
+    {
+        "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+        "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+        "npu", "musa", "mlu", "gcu", "dipu", "sdaa",
+    }
+)
+
+VERSION_TEST = re.compile(r"version|torch_\d|greater|less_than|hasattr", re.I)
+_COMPAT_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "TypeError", "BaseException"}
+
+
+def deprecated_symbol(qual: str | None) -> tuple[str, str, bool] | None:
+    """``(device, symbol, exact)`` for a deprecated AMP name; ``exact`` is False for an
+    attribute of one (``torch.cuda.amp.GradScaler.unscale_``)."""
+    if qual is None:
+        return None
+    hit = DEPRECATED.get(qual)
+    if hit is not None:
+        return hit[0], hit[1], True
+    for name, (dev, sym) in DEPRECATED.items():
+        if qual.startswith(name + "."):
+            return dev, sym, False
+    return None
+
+
+def replacement(sym: str, dev: str) -> str:
+    if sym in ("custom_fwd", "custom_bwd"):
+        return f'torch.amp.{sym}(device_type="{dev}")'
+    return f'torch.amp.{sym}("{dev}", ...)'
+
+
+# --- regions ----------------------------------------------------------------------------
+
+
+def innermost_autocast(regions: Iterable[Region]) -> Region | None:
+    last = None
+    for r in regions:
+        if r.kind == "autocast":
+            last = r
+    return last
+
+
+def intended(model, r: Region) -> tuple[str | None, str | None, bool | None]:
+    """``(device, dtype, enabled)`` of an autocast region as its author meant it.
+
+    Two argument mistakes that AMP102 reports (and fixes) are read the way the fix will
+    write them, so that fixing AMP102 never changes what the other rules see:
+    ``torch.autocast(torch.device("cuda"))`` is device ``"cuda"`` and
+    ``torch.autocast("cuda", False)`` is ``enabled=False``.
+    """
+    device, dtype, enabled = r.device, r.dtype, r.enabled
+    node = r.node
+    if isinstance(node, cst.Call) and not has_star(node):
+        dev = arg_node(node, 0, "device_type")
+        if dev is not None and isinstance(dev.value, cst.Call) and len(dev.value.args) >= 1:
+            first = literal_value(dev.value.args[0].value)
+            if qual_of(model, dev.value.func) == "torch.device" and isinstance(first, str):
+                device = first.split(":", 1)[0]
+        pos = [a for a in node.args if a.keyword is None]
+        if (
+            len(pos) == 2
+            and isinstance(literal_value(pos[1].value), bool)
+            and arg_node(node, 99, "enabled") is None
+            and qual_of(model, node.func) in NEW_AUTOCAST
+        ):
+            dtype, enabled = None, bool(literal_value(pos[1].value))
+    return device, dtype, enabled
+
+
+def autocast_on(model, r: Region | None) -> bool:
+    """The region really autocasts (enabled not literally False, dtype not an unsupported one)."""
+    if r is None:
+        return False
+    _device, dtype, enabled = intended(model, r)
+    return enabled is not False and dtype != "other"
+
+
+def device_is_cuda_or_unknown(model, r: Region) -> bool:
+    return intended(model, r)[0] in ("cuda", "")
+
+
+def effective_dtype(model, r: Region) -> str | None:
+    """The dtype the region autocasts to: the explicit one, else the device's default."""
+    device, dtype, _enabled = intended(model, r)
+    if dtype is not None:
+        return dtype
+    return {"cuda": "float16", "cpu": "bfloat16"}.get(device or "")
+
+
+# --- the tree view ----------------------------------------------------------------------
+
+
+class TreeView:
+    """Parents, statement indentation, ``Name`` occurrences and import bindings of a module."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parent: dict[int, cst.CSTNode] = {}
+        self.indent: dict[int, str] = {}
+        self.names: dict[str, list[cst.Name]] = {}
+        # local name -> [(qualified name, ImportAlias, Import/ImportFrom)]
+        self.bindings: dict[str, list[tuple[str, cst.ImportAlias, cst.CSTNode]]] = {}
+        self.top_index: dict[int, int] = {}  # id(node) -> index of its top-level statement
+        self.order: dict[int, int] = {}  # id(node) -> preorder position (source order of statements)
+        self._walk()
+
+    def _walk(self) -> None:
+        default = self.module.default_indent
+        stack: list[tuple[cst.CSTNode, str, int]] = []
+        for i, s in reversed(list(enumerate(self.module.body))):
+            self.parent[id(s)] = self.module
+            stack.append((s, "", i))
+        counter = 0
+        while stack:
+            node, indent, top = stack.pop()
+            self.top_index[id(node)] = top
+            self.order[id(node)] = counter
+            counter += 1
+            if isinstance(node, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                self.indent[id(node)] = indent
+            t = type(node)
+            if t is cst.Name:
+                self.names.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
+            elif t is cst.Import or t is cst.ImportFrom:
+                self._binding(node)  # type: ignore[arg-type]
+            child_indent = indent
+            if t is cst.IndentedBlock:
+                child_indent = indent + (node.indent if node.indent is not None else default)  # type: ignore[attr-defined]
+            children: list[cst.CSTNode] = []
+            for name in child_fields(t):
+                v = getattr(node, name)
+                if isinstance(v, cst.CSTNode):
+                    children.append(v)
+                elif isinstance(v, (list, tuple)):
+                    children.extend(x for x in v if isinstance(x, cst.CSTNode))
+            for c in reversed(children):
+                self.parent[id(c)] = node
+                stack.append((c, child_indent, top))
+
+    def _binding(self, s: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(s, cst.Import):
+            for alias in s.names:
+                full = N.module_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.bindings.setdefault(alias.asname.name.value, []).append((full, alias, s))
+                else:
+                    head = full.split(".", 1)[0]
+                    self.bindings.setdefault(head, []).append((head, alias, s))
+            return
+        if s.relative or isinstance(s.names, cst.ImportStar):
+            return
+        base = N.module_name(s.module)
+        for alias in s.names:
+            name = N.module_name(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            self.bindings.setdefault(local, []).append((f"{base}.{name}", alias, s))
+
+    # --- queries ----------------------------------------------------------------------
+
+    def parent_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parent.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterable[tuple[cst.CSTNode, cst.CSTNode]]:
+        """(ancestor, its child on the way to ``node``), innermost first."""
+        child = node
+        p = self.parent.get(id(child))
+        while p is not None:
+            yield p, child
+            child = p
+            p = self.parent.get(id(child))
+
+    def import_quals(self, name: str) -> set[str]:
+        return {q for q, _a, _s in self.bindings.get(name, ())}
+
+    def torch_bound_before(self, node: cst.CSTNode) -> bool:
+        """A top-level ``import torch`` (or ``import torch.x``) runs before ``node``'s top-level
+        statement, so ``torch`` names the torch module there (unless shadowed)."""
+        top = self.top_index.get(id(node))
+        if top is None:
+            return False
+        for q, alias, stmt in self.bindings.get("torch", ()):
+            if q != "torch" or not isinstance(stmt, cst.Import):
+                return False  # ``torch`` is bound to something else somewhere
+        for q, alias, stmt in self.bindings.get("torch", ()):
+            i = self.top_index.get(id(stmt))
+            if i is not None and i < top and self._is_top_level_stmt(stmt):
+                return True
+        return False
+
+    def _is_top_level_stmt(self, small: cst.CSTNode) -> bool:
+        line = self.parent.get(id(small))
+        return line is not None and line in self.module.body
+
+    def uses(self, name: str) -> list[cst.Name]:
+        """Occurrences of identifier ``name`` as a variable (not ``x.name``, not ``f(name=...)``,
+        not the name inside an import alias)."""
+        out = []
+        for n in self.names.get(name, ()):
+            p = self.parent.get(id(n))
+            if isinstance(p, cst.Attribute) and p.attr is n:
+                continue
+            if isinstance(p, cst.Arg) and p.keyword is n:
+                continue
+            if isinstance(p, cst.ImportAlias) or isinstance(p, cst.AsName) and isinstance(self.parent.get(id(p)), cst.ImportAlias):
+                continue
+            if isinstance(p, (cst.Attribute, cst.ImportFrom)) and self._inside_import(p):
+                continue
+            out.append(n)
+        return out
+
+    def _inside_import(self, node: cst.CSTNode) -> bool:
+        for anc, _child in self.ancestors(node):
+            if isinstance(anc, (cst.Import, cst.ImportFrom)):
+                return True
+            if isinstance(anc, cst.BaseStatement):
+                return False
+        return False
+
+
+def tree(model) -> TreeView:
+    view = getattr(model, "_autocast_tree", None)
+    if view is None:
+        view = TreeView(model.module)
+        model._autocast_tree = view
+    return view
+
+
+# --- compatibility code -------------------------------------------------------------------
+
+
+def is_compat_code(model, node: cst.CSTNode) -> bool:
+    """``node`` sits in version-compatibility code: an ``except ImportError`` fallback, a branch
+    of a torch-version test (or ``hasattr``), or the fallback after ``if <version test>: return``."""
+    view = tree(model)
+    for anc, child in view.ancestors(node):
+        if isinstance(anc, cst.ExceptHandler):
+            if anc.type is None or _handler_names(anc.type) & _COMPAT_EXCEPTIONS:
+                return True
+        elif isinstance(anc, (cst.If, cst.IfExp)):
+            if child is anc.test:
+                continue
+            if VERSION_TEST.search(model.code_for(anc.test)):
+                return True
+        elif isinstance(anc, (cst.IndentedBlock, cst.Module)):
+            # ``if <version test>: return <new API>`` followed by the old API
+            for s in anc.body:
+                if s is child:
+                    break
+                if isinstance(s, cst.If) and _returns(s.body) and VERSION_TEST.search(model.code_for(s.test)):
+                    return True
+    return False
+
+
+def _returns(block: cst.BaseSuite) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(isinstance(x, (cst.Return, cst.Raise)) for x in last.body)
+    return False
+
+
+def _handler_names(node: cst.BaseExpression) -> set[str]:
+    out = set()
+    elements = node.elements if isinstance(node, cst.Tuple) else [node]  # type: ignore[attr-defined]
+    for e in elements:
+        v = e.value if isinstance(e, cst.Element) else e
+        text = dotted_text(v) if isinstance(v, (cst.Name, cst.Attribute)) else None
+        if text:
+            out.add(text.rsplit(".", 1)[-1])
+    return out
+
+
+def shadowed(func: FunctionInfo | None, name: str) -> bool:
+    """``name`` is a parameter of the function (or an enclosing one)."""
+    f = func
+    while f is not None:
+        if name in f.params:
+            return True
+        f = f.parent
+    return False
+
+
+def ref_head(ref: Reference) -> str | None:
+    node = ref.node
+    if isinstance(node, cst.ImportAlias):
+        return None
+    text = dotted_text(node)  # type: ignore[arg-type]
+    return text.split(".", 1)[0] if text else None
+
+
+# --- small helpers on calls -------------------------------------------------------------
+
+
+def arg_node(call: cst.Call, index: int, name: str) -> cst.Arg | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    return pos[index] if index < len(pos) else None
+
+
+def has_star(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def qual_of(model, node: cst.BaseExpression) -> str | None:
+    return model.imports.qualify(node) if isinstance(node, (cst.Name, cst.Attribute)) else None

@@ -1,0 +1,35 @@
+"""float16 autocast losses back-propagated with no GradScaler anywhere in the file."""
+
+import torch
+import torch.nn.functional as F
+
+ACCUM = 4
+
+
+def train(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+
+
+def train_cuda_default(model, optimizer, loader, device):
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast(device_type="cuda"):
+            out = model(x.to(device))
+        loss = F.cross_entropy(out.float(), y) / ACCUM  # computed from fp16 activations
+        (loss * 1.0).backward()  # error: AMP106
+        if (i + 1) % ACCUM == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def train_half(model, optimizer, loader, device):
+    for x, y in loader:
+        with torch.autocast(device.type, dtype=torch.half):
+            outputs = model(x)
+        torch.autograd.backward(outputs.loss)  # error: AMP106
+        optimizer.step()
+        optimizer.zero_grad()

@@ -1,0 +1,84 @@
+"""No GradScaler, and no float16 backward that needs one."""
+
+import torch
+import torch.nn.functional as F
+
+
+def train_bf16(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def train_cpu_default(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cpu"):  # bfloat16 by default on CPU
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def train_configurable(model, optimizer, loader, use_amp, amp_dtype):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()  # enabled is a variable: amplint does not guess
+        with torch.autocast("cuda", dtype=amp_dtype):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def train_disabled(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", enabled=False):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    total = 0.0
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            total += F.mse_loss(model(x), y).item()
+    return total
+
+
+def distill(teacher, student, optimizer, loader):
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            target = teacher(x)  # only the frozen teacher runs in float16
+        loss = F.mse_loss(student(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return target
+
+
+def train_accelerate(accelerator, model, optimizer, loader):
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        accelerator.backward(loss)  # the framework scales the loss
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def evaluate_then_train(model, optimizer, val_batch, loader):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = F.mse_loss(model(val_batch[0]), val_batch[1])  # a float16 evaluation, no backward
+    print(loss.item())
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.mse_loss(model(x), y)  # the loss that is back-propagated is bfloat16
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
