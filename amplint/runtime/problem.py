@@ -11,7 +11,8 @@ Fixtures define ``train(model, optimizer, batches, device)``; run one standalone
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -59,9 +60,15 @@ def make_optimizer(kind: str, params, lr: float | None = None) -> torch.optim.Op
 
 
 def set_deterministic(device: str) -> None:
+    """One CPU thread and deterministic algorithms (warn only where there is no such kernel).
+
+    The first ``use_deterministic_algorithms`` call of a process imports a large part of torch
+    (about 2 s); `amplint verify` makes it once in the parent, so the forked runs skip it.
+    """
     if device == "cpu":
         torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    if not (torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()):
+        torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def default_device() -> str:
