@@ -92,6 +92,7 @@ class Diagnostic:
                 ),
             )
         return cls(
+            severity=d.get("severity", "error"),
             code=d["code"],
             name=d["name"],
             message=d["message"],

@@ -56,7 +56,7 @@ class FileResult:
 
     def to_cache(self) -> dict[str, Any]:
         return {
-            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "diagnostics": [{**d.to_json(), "severity": d.severity} for d in self.diagnostics],
             "warnings": self.warnings,
             "analysed": self.analysed,
         }
@@ -325,6 +325,7 @@ class Resolver:
             end_location=end,
             noqa_row=start.row,
             fix=fix,
+            severity=rule.severity,
         )
 
     def _indent(self, row: int) -> str:

@@ -44,7 +44,7 @@ def test_structure(sarif_doc):
     for res, f in zip(run["results"], findings):
         assert res["ruleId"] == f["code"]
         assert driver["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
-        assert res["level"] == "error"
+        assert res["level"] in ("error", "note")
         assert res["message"]["text"] == f["message"]
         region = res["locations"][0]["physicalLocation"]["region"]
         assert region["startLine"] == f["location"]["row"] and region["startColumn"] == f["location"]["column"]

@@ -21,5 +21,6 @@ def render(diagnostics, ctx) -> str:
             f"line={d.location.row},col={d.location.column},"
             f"endLine={d.end_location.row},endColumn={d.end_location.column}"
         )
-        lines.append(f"::error {props}::{_escape_data(f'{d.filename}:{loc}: {d.code} {d.message}')}\n")
+        kind = {"info": "notice", "warning": "warning"}.get(d.severity, "error")
+        lines.append(f"::{kind} {props}::{_escape_data(f'{d.filename}:{loc}: {d.code} {d.message}')}\n")
     return "".join(lines)

@@ -11,6 +11,7 @@ from ..diagnostics import DOCS_URL
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/amplint/amplint"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_descriptor(rule) -> dict:
@@ -22,7 +23,7 @@ def _rule_descriptor(rule) -> dict:
         "fullDescription": {"text": doc, "markdown": doc},
         "help": {"text": rule.summary(), "markdown": doc},
         "helpUri": DOCS_URL.format(code=rule.code),
-        "defaultConfiguration": {"level": "error" if rule.default_enabled else "note", "enabled": rule.default_enabled},
+        "defaultConfiguration": {"level": LEVELS.get(rule.severity, "error"), "enabled": rule.default_enabled},
         "properties": {"tags": [rule.code[:4], "amp"], "fixAvailability": rule.fix_availability},
     }
 
@@ -62,7 +63,7 @@ def render(diagnostics, ctx) -> str:
         res = {
             "ruleId": d.code,
             "ruleIndex": index.get(d.code, 0),
-            "level": "error",
+            "level": LEVELS.get(d.severity, "error"),
             "message": {"text": d.message},
             "locations": [location],
         }

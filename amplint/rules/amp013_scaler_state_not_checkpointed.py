@@ -81,6 +81,7 @@ class ScalerStateNotCheckpointed(Rule):
     fix_title = "Add `\"scaler\": {scaler}.state_dict()` to the checkpoint"
     fix_availability = "sometimes"
     triggers = ("scaler",)
+    severity = "info"
     reported_on = "the `torch.save(...)` (or saving helper) call"
 
     def check(self, model) -> Iterable[Finding]:

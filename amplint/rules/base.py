@@ -68,6 +68,9 @@ class Rule:
     fix_title: ClassVar[str | None] = None
     fix_availability: ClassVar[str] = "none"  # "none" | "sometimes" | "always"
     default_enabled: ClassVar[bool] = True
+    #: "error" (the run is broken or silently wrong), "warning", or "info" (style, no runtime
+    #: effect); shown as the SARIF level and the GitHub annotation kind
+    severity: ClassVar[str] = "error"
     #: names of trigger patterns (see :mod:`amplint.prefilter`); a file matching none of them
     #: cannot produce a finding of this rule.
     triggers: ClassVar[tuple[str, ...]] = ("scaler",)
