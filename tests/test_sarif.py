@@ -64,4 +64,6 @@ def test_read_by_sarif_tools(sarif_doc):
     assert data.get_distinct_tool_names() == ["amplint"]
     summary = subprocess.run([sys.executable, "-m", "sarif", "summary", str(path)], capture_output=True, text=True)
     assert summary.returncode == 0, summary.stderr
-    assert f"error: {len(findings)}" in summary.stdout
+    notes = sum(1 for r in data.get_results() if r["level"] == "note")
+    assert f"error: {len(findings) - notes}" in summary.stdout
+    assert f"note: {notes}" in summary.stdout
