@@ -163,18 +163,28 @@ class Linter:
             result.diagnostics.append(_syntax_diag(name, str(e), e.row, e.col))
             return result
         result.source = source
-        return self.check_source(source, name, data, result)
+        return self.check_source(source, name, data, result, force=force)
 
     def check_source(self, source: Source, name: str, data: bytes | None = None,
-                     result: FileResult | None = None) -> FileResult:
+                     result: FileResult | None = None, force: bool = False) -> FileResult:
         result = result if result is not None else FileResult(name, source=source)
         result.analysed = True
-        err = _cpython_syntax_error(source.text, name)
+        tree, err = _cpython_parse(source.text, name)
         if err is not None:
             result.diagnostics.append(err)
             return result
         raw = data if data is not None else source.text.encode("utf-8", "surrogatepass")
-        rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
+        if force:
+            rules = list(self.rules)
+        else:
+            rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
+            if any(r.screen for r in rules):
+                from .screen import SCREENS, facts
+
+                f = facts(tree)
+                rules = [r for r in rules if r.screen is None or SCREENS[r.screen](f)]
+            if not rules and UNUSED_NOQA not in self.settings.enabled:
+                return result
         try:
             diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules))
         except RecursionError:
@@ -377,22 +387,26 @@ def _io_diagnostic(name: str, e: OSError) -> Diagnostic:
 
 
 def _cpython_syntax_error(data: bytes | str, name: str) -> Diagnostic | None:
-    """CPython's own verdict, which also bounds nesting before LibCST sees the file."""
+    return _cpython_parse(data, name)[1]
+
+
+def _cpython_parse(data: bytes | str, name: str) -> tuple[ast.Module | None, Diagnostic | None]:
+    """CPython's own verdict, which also bounds nesting before LibCST sees the file; the tree
+    feeds the second-stage prefilter (:mod:`amplint.screen`)."""
     try:
-        compile(data, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(data, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
         kind = type(e).__name__
         row = e.lineno or 1
         col = e.offset or 1
         if "null bytes" in msg:
-            return _nul_diagnostic(data, name)
-        return _syntax_diag(name, f"{kind}: {msg}", row, col)
+            return None, _nul_diagnostic(data, name)
+        return None, _syntax_diag(name, f"{kind}: {msg}", row, col)
     except (RecursionError, MemoryError):
-        return _syntax_diag(name, "SyntaxError: the code is nested too deeply", 1, 1)
+        return None, _syntax_diag(name, "SyntaxError: the code is nested too deeply", 1, 1)
     except ValueError:  # NUL bytes (older Pythons raise ValueError)
-        return _nul_diagnostic(data, name)
-    return None
+        return None, _nul_diagnostic(data, name)
 
 
 def _nul_diagnostic(data: bytes | str, name: str) -> Diagnostic:

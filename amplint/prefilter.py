@@ -38,6 +38,10 @@ TRIGGERS: dict[str, tuple[Alternative, ...]] = {
     "autocast": (Alternative((b"autocast",)),),
     "custom_fwd": (Alternative((b"custom_fwd", b"custom_bwd")),),
     "grad_scaler_name": (Alternative((b"GradScaler",)),),
+    # the deprecated namespaces: ``torch.cuda.amp``, ``from torch.cuda import amp``
+    "deprecated_amp": (
+        Alternative((b".amp", b" amp"), (rb"(?:cuda|cpu)\s*\.\s*amp\b|(?:cuda|cpu)\s+import\s+\(?[\w\s,]*\bamp\b",)),
+    ),
     # ``# noqa: AMP...`` comments (the unused-noqa check)
     "noqa": (Alternative((b"noqa", b"NOQA", b"Noqa"), (rb"AMP[0-9]",)),),
 }

@@ -88,7 +88,7 @@ class DeprecatedAmpNamespace(Rule):
     message = "`{old}` is deprecated: use `{new}`"
     fix_title = "Use `torch.amp` with the device, passing the old positional arguments by keyword"
     fix_availability = "sometimes"
-    triggers = ("autocast", "custom_fwd", "grad_scaler_name")
+    triggers = ("deprecated_amp",)
     reported_on = "each reference to a deprecated name (import alias or use)"
 
     def check(self, model) -> Iterable[Finding]:

@@ -73,6 +73,7 @@ class AutocastBadArguments(Rule):
     fix_title = "Pass the device type as a string and flags by keyword"
     fix_availability = "sometimes"
     triggers = ("autocast", "custom_fwd")
+    screen = "autocast_args"
     reported_on = "the offending argument, or the call or decorator when the argument is missing"
 
     def check(self, model) -> Iterable[Finding]:

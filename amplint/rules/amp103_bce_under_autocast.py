@@ -68,6 +68,7 @@ class BceUnderAutocast(Rule):
     fix_title = "Use `{instead}` on the logits and drop the sigmoid"
     fix_availability = "sometimes"
     triggers = ("autocast",)
+    screen = "autocast_bce"
     reported_on = "the BCE call"
 
     def check(self, model) -> Iterable[Finding]:

@@ -65,6 +65,7 @@ class BackwardInsideAutocast(Rule):
     fix_title = "Move the backward pass out of the `with` block"
     fix_availability = "sometimes"
     triggers = ("autocast",)
+    screen = "autocast_backward"
     reported_on = "the backward call"
     severity = "info"
 

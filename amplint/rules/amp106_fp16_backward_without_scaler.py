@@ -75,6 +75,7 @@ class Fp16BackwardWithoutScaler(Rule):
     fix_title = None
     fix_availability = "none"
     triggers = ("autocast",)
+    screen = "autocast_backward"
     reported_on = "the `backward()` call"
 
     def check(self, model) -> Iterable[Finding]:

@@ -74,6 +74,9 @@ class Rule:
     #: names of trigger patterns (see :mod:`amplint.prefilter`); a file matching none of them
     #: cannot produce a finding of this rule.
     triggers: ClassVar[tuple[str, ...]] = ("scaler",)
+    #: a predicate of :mod:`amplint.screen` (on CPython's AST) that must hold for the rule to
+    #: fire; None: the byte triggers are the only precondition
+    screen: ClassVar[str | None] = None
     #: the line a finding is reported on, in words (for docs)
     reported_on: ClassVar[str] = ""
 
