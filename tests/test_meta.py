@@ -11,6 +11,7 @@ from helpers import CASES, FIXTURES, ROOT, expected
 
 from amplint import docgen
 from amplint.prefilter import TRIGGERS
+from amplint.screen import SCREENS
 from amplint.rules import all_rules
 from amplint.rules.base import SECTIONS
 
@@ -32,6 +33,8 @@ def test_rule_shape(rule):
     assert rule.fix_title or rule.fix_availability == "none"
     assert rule.fix_availability in ("none", "sometimes", "always")
     assert rule.triggers and all(t in TRIGGERS for t in rule.triggers)
+    assert rule.screen is None or rule.screen in SCREENS
+    assert rule.severity in ("error", "warning", "info")
     module = sys.modules[rule.__module__].__name__.rsplit(".", 1)[-1]
     assert module.startswith(rule.code.lower() + "_"), "one module per rule, named after its code"
     assert module == f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
