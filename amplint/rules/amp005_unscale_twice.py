@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+from typing import Iterable
+
+from ._sequence import display_key, enclosing_block
+from .base import Finding, FixPlan, NodeEdit, Rule
+from .common import call_text
+
+
+class UnscaleTwice(Rule):
+    """## What it does
+    Checks for `scaler.unscale_(optimizer)` on an optimizer that is already unscaled or already
+    stepped since the last `scaler.update()`:
+
+    - two `unscale_` calls on one optimizer in one iteration, also when one of them sits in a
+      clipping helper of the same file;
+    - `unscale_` on every gradient-accumulation micro-step while `step`/`update` only run at
+      the accumulation boundary;
+    - `unscale_` after `scaler.step(optimizer)` in the same iteration.
+
+    The finding is reported on the `unscale_` call that runs second. Calls in the exclusive
+    arms of an `if`/`else` are fine.
+
+    ## Why is this bad?
+    `unscale_` divides the gradients by the scale once and records the optimizer as UNSCALED.
+    GradScaler refuses a second division: `RuntimeError: unscale_() has already been called on
+    this optimizer since the last update().` (on the second micro-step of an accumulation
+    loop), or `RuntimeError: unscale_() is being called after step().`. With a disabled scaler
+    (`enabled=False`, or a CUDA scaler on a CPU-only machine) the calls are no-ops, so CPU CI
+    passes code that crashes on the GPU.
+
+    ## Example
+    ```python
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accum
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % accum == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    ```
+
+    ## Use instead
+    ```python
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accum
+        scaler.scale(loss).backward()
+        if (i + 1) % accum == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    ```
+
+    ## Known problems
+    Two `unscale_` calls under two different conditions that are never true together (say,
+    `if clip_grad:` and `if log_grad_norm:` that a configuration keeps exclusive) are reported,
+    because both can be true on one path. A helper of another module that unscales is not seen.
+
+    ## Fix safety
+    Deleting the second call is a safe fix when both are the same literal `S.unscale_(O)`
+    statement in one straight-line block; otherwise where the single `unscale_` belongs (at the
+    accumulation boundary, before the clip) needs a human and no fix is offered.
+
+    ## References
+    - [AMP examples: gradient accumulation](https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation)
+    - [`torch.amp.GradScaler.unscale_`](https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.unscale_)
+    """
+
+    code = "AMP005"
+    name = "unscale-twice"
+    message = "`{call}` {why}"
+    fix_title = "Remove the duplicate `unscale_`"
+    fix_availability = "sometimes"
+    triggers = ("scaler",)
+    reported_on = "the second `unscale_` call"
+
+    def check(self, model) -> Iterable[Finding]:
+        from ..model.flow import STEPPED, UNSCALED
+
+        found: dict[int, tuple] = {}
+        for obs in model.observations("unscale"):
+            site = obs.site
+            if site is None or id(obs.node) in found:
+                continue
+            if _guarded_by_stage(model, site):
+                continue
+            alts = model.flow.alternatives(obs.node)
+            for st in obs.states:
+                if st.speculative:
+                    continue
+                hit = st.stage_of(obs.scaler, obs.opt)
+                if hit is None or hit[1] is None or hit[1] in alts:
+                    continue
+                kind, prior = hit
+                if kind == UNSCALED:
+                    found[id(obs.node)] = (obs, kind, prior)
+                    break
+                if kind == STEPPED:
+                    it = st.iteration(obs.scaler)
+                    if it is not None and obs.opt in it[2]:
+                        found[id(obs.node)] = (obs, kind, prior)
+                        break
+        for obs, kind, prior in found.values():
+            site = obs.site
+            if kind == "S":
+                why = f"runs after `{_short(model, prior)}` in the same iteration: unscale_ must come before step"
+            elif prior is obs.node:
+                why = (f"runs again before `{display_key(obs.scaler)}.step()`/`update()` (once per loop iteration, e.g. "
+                       "per accumulation micro-step): unscale_ once per optimizer step")
+            else:
+                first = model.call_of.get(prior)
+                where = f" in `{first.func.name}()`" if first is not None and first.func is not site.func else ""
+                why = (f"unscales `{display_key(obs.opt)}` again after an earlier `{_short(model, prior)}`{where} "
+                       "with no `update()` in between")
+            yield Finding(
+                node=site.node,
+                stmt=site.stmt,
+                message=self.message.format(call=call_text(model, site), why=why),
+                fix=_fix(model, site, prior, self.fix_title) if kind == "U" else None,
+            )
+
+
+def _guarded_by_stage(model, site) -> bool:
+    """The function reads GradScaler's per-optimizer stage before unscaling
+    (``if scaler._per_optimizer_states[id(opt)]["stage"] is not OptState.UNSCALED:``)."""
+    text = model.code_for(site.func.node)
+    return "_per_optimizer_states" in text or "OptState" in text
+
+
+def _short(model, node) -> str:
+    site = model.call_of.get(node)
+    return call_text(model, site) if site is not None else " ".join(model.code_for(node).split())
+
+
+def _fix(model, site, prior, title: str) -> FixPlan | None:
+    """Delete the second of two identical ``S.unscale_(O)`` lines of one straight-line block."""
+    import libcst as cst
+
+    first = model.call_of.get(prior)
+    if first is None or first is site or first.func is not site.func:
+        return None
+    if not model.is_simple_statement(site.stmt, site.node) or not model.is_simple_statement(first.stmt, first.node):
+        return None
+    if model.code_for(site.node) != model.code_for(first.node):
+        return None
+    body, i = enclosing_block(model, site.func, site.stmt)
+    if body is None or first.stmt not in body:
+        return None
+    j = body.index(first.stmt)
+    if j >= i or any(not isinstance(s, cst.SimpleStatementLine) for s in body[j:i]):
+        return None
+    for s in body[j + 1:i]:
+        for small in s.body:
+            if isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
+                return None
+    return FixPlan("safe", title, [NodeEdit("delete_stmt", site.stmt)])
