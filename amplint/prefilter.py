@@ -25,7 +25,7 @@ class Alternative:
 # Evidence of a GradScaler: its name (constructor, annotation, import), ``unscale_``, or a
 # scaler method called on a receiver whose name says scaler (``grad_scaler.step(``).
 _SCALER_USE = (
-    rb"GradScaler|unscale_|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\b"
+    rb"GradScaler|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\b"
 )
 
 TRIGGERS: dict[str, tuple[Alternative, ...]] = {

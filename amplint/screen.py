@@ -104,7 +104,7 @@ class _Visitor(ast.NodeVisitor):
             self.facts.backward = True
         elif name == "BCELoss" or ("binary_cross_entropy" in name and "logits" not in name):
             self.facts.bce = True
-        elif "autocast" in name:
+        elif name.endswith("autocast"):
             self.facts.autocast_region = True
             if self._suspicious(node):
                 self.facts.suspicious_autocast_args = True
