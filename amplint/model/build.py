@@ -17,7 +17,7 @@ import libcst as cst
 
 from . import names as N
 from .names import ImportTable, dotted_text
-from .structure import Alt, Assignment, CallSite, ClassInfo, FunctionInfo, Item, Reference, Region
+from .structure import Alt, Assignment, Bind, CallSite, ClassInfo, FunctionInfo, Item, Reference, Region
 
 _SKIP_FIELDS = {
     "lpar",
@@ -494,6 +494,7 @@ class Builder:
             self.expr(node.value, ctx, out)
             if isinstance(node.target, cst.Name):
                 ctx.func.assigned.add(node.target.value)
+            out.append(Bind(node))
         else:
             self.generic(node, ctx, out, kind)
 

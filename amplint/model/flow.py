@@ -33,7 +33,7 @@ from . import names as N
 from .build import expr_key, literal_value
 from .names import dotted_text
 from .scalers import owner_class
-from .structure import Alt, CallSite, FunctionInfo, Region
+from .structure import Alt, Bind, CallSite, FunctionInfo, Region
 
 MAX_STATES = 48
 MAX_DEPTH = 4
@@ -323,6 +323,10 @@ class Flow:
         self._cond_text: dict[cst.CSTNode, str] = {}
         self._assigned_in: dict[cst.CSTNode, frozenset[str]] = {}
         self._instances = self._instance_vars()
+        self._stored: dict[int, dict[str, str]] = {}
+        # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
+        self.object_aliases: dict[str, str] = {}
+        self.self_aliases = self._class_aliases()
         self.opt_texts = self._optimizer_texts()
         self.module_defs = model.top.local_defs
         self.classes_by_name = {c.name: c for c in model.classes}
@@ -425,11 +429,28 @@ class Flow:
         alias = self.scalers.aliases.get(frame.func, {}).get(head)
         if alias is not None and _depth < 4:
             return self.canon(frame, alias + rest, _depth + 1)
+        if head == "self" and self.self_aliases and _depth < 4:
+            table = self.self_aliases.get(owner_class(frame.func), {})
+            for prefix, src in table.items():
+                if text == prefix or text.startswith(prefix + "."):
+                    return self.canon(frame, src + text[len(prefix):], _depth + 1)
         if head in frame.env:
-            return frame.env[head] + rest
-        if frame.tag and (frame.func.is_local(head) or head == "self"):
-            return frame.tag + text
-        return text
+            out = frame.env[head] + rest
+        elif frame.tag and (frame.func.is_local(head) or head == "self"):
+            out = frame.tag + text
+        else:
+            out = text
+        return self._object_alias(out) if self.object_aliases else out
+
+    def _object_alias(self, key: str) -> str:
+        for _ in range(4):
+            for prefix, src in self.object_aliases.items():
+                if key == prefix or key.startswith(prefix + "."):
+                    key = src + key[len(prefix):]
+                    break
+            else:
+                return key
+        return key
 
     def is_scaler(self, frame: Frame, text: str | None) -> bool:
         if text is None:
@@ -626,6 +647,8 @@ class Flow:
                     a = self.items(frame, item.then, cur)
                     b = cur
                 cur = self.widen(a | b)
+            elif type(item) is Bind:
+                cur = self.assign(frame, item.node, cur)
             elif not item.in_lambda:
                 cur = self.call(frame, item, cur)
         return cur
@@ -869,7 +892,10 @@ class Flow:
             if target is not None and (target.is_static or target.is_classmethod):
                 return target, None
             return None
-        inst = self._instances.get((func, head)) or self._instances.get((None, head))
+        if head.startswith("self.") and cls is not None:
+            inst = self._instances.get((cls, head))
+        else:
+            inst = self._instances.get((func, head)) or self._instances.get((None, head))
         if inst is not None:
             target = self._method(inst, attr)
             if target is not None:
@@ -949,7 +975,7 @@ class Flow:
         targets: list[cst.BaseExpression] = []
         if isinstance(small, cst.Assign):
             targets = [t.target for t in small.targets]
-        else:
+        else:  # AnnAssign, AugAssign, NamedExpr
             targets = [small.target]  # type: ignore[attr-defined]
         value = getattr(small, "value", None)
         heads: set[str] = set()
@@ -959,11 +985,19 @@ class Flow:
         if isinstance(small, cst.AugAssign):
             return cur
         scaled_by = self._scaled_source(frame, value) if isinstance(value, cst.Call) else None
+        built = None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            built = self.classes_by_name.get(value.func.value)
         for t in targets:
             key = expr_key(t)
             if key is None:
                 continue
             ckey = self.canon(frame, key) or key
+            if built is not None:
+                for attr, arg in self._constructor_aliases(built, value):
+                    src = self.canon(frame, expr_key(arg))
+                    if src is not None:
+                        self.object_aliases[f"{ckey}.{attr}"] = src
             if scaled_by is not None and isinstance(t, cst.Name):
                 cur = {st.replace(scaled=st.scaled | {(ckey, scaled_by)}) for st in cur}
             if self.is_scaler(frame, key):
@@ -1167,14 +1201,68 @@ class Flow:
         return None
 
     def _instance_vars(self) -> dict[tuple, object]:
+        """Names bound to an instance of a class of this file: (scope, name) -> ClassInfo, the
+        scope being the function, None for module names, or the class for ``self.<attr>``."""
         out: dict[tuple, object] = {}
         classes = {c.name: c for c in self.m.classes}
         for a in self.m.assignments:
             v = a.value
             if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in classes:
                 for t in a.targets:
-                    if t is not None:
+                    if t is None:
+                        continue
+                    if t.startswith("self.") and owner_class(a.func) is not None:
+                        out[(owner_class(a.func), t)] = classes[v.func.value]
+                    else:
                         out[(None if a.func.is_module else a.func, t)] = classes[v.func.value]
+        return out
+
+    def _stored_params(self, cls) -> dict[str, str]:
+        """``self.<attr> = <param>`` in ``cls.__init__``: param -> attr (what the object keeps)."""
+        hit = self._stored.get(id(cls))
+        if hit is None:
+            hit = {}
+            init = self._method(cls, "__init__")
+            if init is not None:
+                for a in self.m.assignments:
+                    if a.func is init and isinstance(a.value, cst.Name) and a.value.value in init.params:
+                        for t in a.targets:
+                            if t is not None and t.startswith("self.") and t.count(".") == 1:
+                                hit[a.value.value] = t[5:]
+            self._stored[id(cls)] = hit
+        return hit
+
+    def _constructor_aliases(self, cls, call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
+        """(attr, argument) pairs: the object built by ``call`` keeps ``argument`` as ``attr``."""
+        stored = self._stored_params(cls)
+        if not stored:
+            return []
+        init = self._method(cls, "__init__")
+        params = [p for p in init.params[1:] if p not in init.kwonly]  # type: ignore[union-attr]
+        out = []
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for p, a in zip(params, positional):
+            if p in stored:
+                out.append((stored[p], a.value))
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value in stored:
+                out.append((stored[a.keyword.value], a.value))
+        return out
+
+    def _class_aliases(self) -> dict[object, dict[str, str]]:
+        """``self.w = Wrapper(self.scaler)`` where Wrapper keeps it as ``self.grad_scaler``:
+        per class, ``self.w.grad_scaler`` -> ``self.scaler`` (both relative to ``self``)."""
+        out: dict[object, dict[str, str]] = {}
+        for (scope, target), cls in self._instances.items():
+            if not isinstance(target, str) or not target.startswith("self."):
+                continue
+            for a in self.m.assignments:
+                if owner_class(a.func) is not scope or target not in a.targets or not isinstance(a.value, cst.Call):
+                    continue
+                for attr, arg in self._constructor_aliases(cls, a.value):
+                    src = expr_key(arg)
+                    if src is not None and src.startswith("self."):
+                        out.setdefault(scope, {})[f"{target}.{attr}"] = src
         return out
 
     def _optimizer_texts(self) -> set[str]:

@@ -264,6 +264,26 @@ class ScalerTable:
                 return True
         return False
 
+    def owned(self, func: FunctionInfo, key: str) -> bool:
+        """``key`` holds a scaler its scope made itself: every binding of it (in the function,
+        the class for ``self.<attr>``, or the module) is a GradScaler constructor or None."""
+        kind, scope = self.scope_of(func, key)
+        found = False
+        for a in self.b.assignments:
+            if key not in a.targets:
+                continue
+            if kind == "local" and a.func is not scope:
+                continue
+            if kind == "class" and owner_class(a.func) is not scope:
+                continue
+            if kind == "module" and not a.func.is_module and a.func.is_local(key.split(".", 1)[0]):
+                continue
+            if self.ctor_in(a.value) is not None:
+                found = True
+            elif not (isinstance(a.value, cst.Name) and a.value.value == "None"):
+                return False
+        return found
+
     def any(self) -> bool:
         return bool(self.module_keys or any(self.local_keys.values()) or any(self.class_attrs.values()) or self.ctor_sites or self.extra)
 

@@ -92,7 +92,14 @@ class Alt:
     orelse: list["Item"]
 
 
-Item = Union[CallSite, Alt]
+@dataclass(eq=False)
+class Bind:
+    """``name := value`` inside an expression: the name is rebound at this point."""
+
+    node: cst.NamedExpr
+
+
+Item = Union[CallSite, Alt, Bind]
 
 
 @dataclass(eq=False)

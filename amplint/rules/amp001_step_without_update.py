@@ -54,8 +54,9 @@ class StepWithoutUpdate(Rule):
 
     ## Fix safety
     An unsafe fix inserts `scaler.update()` right after the step when the step is the only one
-    of its block and no `update()` exists anywhere in the function: where the update belongs
-    (after the last of several optimizers' steps, at the accumulation boundary) needs a human.
+    of its function and no `update()` of that scaler exists anywhere in the file: where the
+    update belongs (after the last of several optimizers' steps, at the accumulation boundary,
+    in a caller that already updates) needs a human.
 
     ## References
     - [Automatic Mixed Precision examples: typical mixed precision training](https://pytorch.org/docs/stable/notes/amp_examples.html)
@@ -115,9 +116,8 @@ def _never_updated(model) -> set:
         last = site.recv.rsplit(".", 1)[-1]
         if last in updated_attrs:
             continue
-        kind, _ = model.scalers.scope_of(site.func, site.recv)
-        if kind == "local" and site.recv in site.func.params:
-            continue  # a parameter: the caller may update it
+        if not model.scalers.owned(site.func, site.recv):
+            continue  # handed in (a parameter, an attribute set from one): others may update it
         if model.scalers.escapes(site.recv):
             continue
         out.add(site.node)
@@ -130,4 +130,7 @@ def _fix(model, site, scaler: str, title: str) -> FixPlan | None:
     same = [c for c in func.calls if c.method in ("step", "update") and c.recv == site.recv]
     if len(same) != 1 or site.stmt is None or not model.is_simple_statement(site.stmt, site.node):
         return None
+    last = (site.recv or "").rsplit(".", 1)[-1]
+    if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
+        return None  # updated elsewhere (a caller, another method): where it belongs needs a human
     return FixPlan("unsafe", title, [NodeEdit("insert_after", site.stmt, f"{scaler}.update()")])

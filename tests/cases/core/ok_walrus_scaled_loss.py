@@ -1,0 +1,15 @@
+import math
+
+import torch
+
+
+def train(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x, y)
+        if math.isfinite((scaled := scaler.scale(loss)).item() / scaler.get_scale()):
+            scaled.backward()
+            scaler.step(optimizer)
+            scaler.update()
