@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import json
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from ._record import Factory, Record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -89,38 +88,47 @@ class ConfigError(Exception):
     """A configuration problem: reported with exit status 2."""
 
 
-@dataclass
-class RuleOptions:
-    scaler_names: tuple[str, ...] = ()
-    eval_patterns: tuple[str, ...] = DEFAULT_EVAL_PATTERNS
+class RuleOptions(Record):
+    __slots__ = _fields = ("scaler_names", "eval_patterns")
+    _defaults = {"scaler_names": (), "eval_patterns": DEFAULT_EVAL_PATTERNS}
+    scaler_names: tuple[str, ...]
+    eval_patterns: tuple[str, ...]
 
     def fingerprint(self) -> str:
-        return json.dumps([self.scaler_names, self.eval_patterns])
+        return repr([list(self.scaler_names), list(self.eval_patterns)])
 
 
-@dataclass
-class Settings:
+class Settings(Record):
+    _fields = (
+        "enabled", "root", "config_file", "exclude", "extend_exclude", "per_file_ignores", "options", "cache_dir",
+        "force_exclude", "max_file_size",
+    )
+    __slots__ = _fields + ("_excluder",)
+    _defaults = {
+        "config_file": None, "exclude": DEFAULT_EXCLUDE, "extend_exclude": (), "per_file_ignores": Factory(dict),
+        "options": Factory(lambda: RuleOptions()), "cache_dir": None, "force_exclude": False,
+        "max_file_size": DEFAULT_MAX_FILE_SIZE,
+    }
     enabled: frozenset[str]
     root: Path
-    config_file: Path | None = None
-    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
-    extend_exclude: tuple[str, ...] = ()
-    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    options: RuleOptions = field(default_factory=RuleOptions)
-    cache_dir: Path | None = None
-    force_exclude: bool = False
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    config_file: Path | None
+    exclude: tuple[str, ...]
+    extend_exclude: tuple[str, ...]
+    per_file_ignores: dict[str, tuple[str, ...]]
+    options: RuleOptions
+    cache_dir: Path | None
+    force_exclude: bool
+    max_file_size: int
 
     def fingerprint(self) -> str:
         """Everything that changes what a file's diagnostics are."""
         from . import __version__
 
-        payload = json.dumps(
+        payload = repr(
             [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(), self.max_file_size,
-             sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)],
-            sort_keys=True,
+             sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)]
         )
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        return _digest(payload.encode())
 
     def ignored_for(self, path: Path) -> set[str]:
         if not self.per_file_ignores:
@@ -133,24 +141,80 @@ class Settings:
         return out
 
     def is_excluded(self, path: Path) -> bool:
+        """A path named on the command line: any of its components, or any prefix of its path
+        relative to the project root, may match."""
         rel = _relative(path, self.root)
         for pattern in self.exclude + self.extend_exclude:
             if _match_path(rel, path.name, pattern):
                 return True
         return False
 
+    @property
+    def excluder(self) -> "Excluder":
+        ex = getattr(self, "_excluder", None)
+        if ex is None:
+            ex = Excluder(self.exclude + self.extend_exclude, self.root)
+            self._excluder = ex
+        return ex
+
+    def __reduce__(self):  # the compiled excluder stays behind when settings go to a worker
+        return (type(self), tuple(getattr(self, n) for n in self._fields))
+
+
+class Excluder:
+    """Exclude patterns compiled once, for the directory walk: an entry is tested by its own
+    name (bare patterns) and its path relative to the root (patterns with a slash); its parents
+    were tested when the walk entered them."""
+
+    def __init__(self, patterns: tuple[str, ...], root: Path) -> None:
+        import re
+
+        names = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
+        paths = [p.rstrip("/") for p in patterns if "/" in p.rstrip("/")]
+        self._names = re.compile("|".join(fnmatch.translate(p) for p in names)) if names else None
+        self._paths = re.compile("|".join(fnmatch.translate(p) for p in paths)) if paths else None
+        self._root = os.path.abspath(str(root))
+
+    def entry(self, path: str, name: str) -> bool:
+        if self._names is not None and self._names.match(name):
+            return True
+        if self._paths is not None:
+            rel = os.path.relpath(os.path.abspath(path), self._root).replace(os.sep, "/")
+            return bool(self._paths.match(rel))
+        return False
+
+
+def _digest(data: bytes) -> str:
+    """A 64-bit fingerprint (zlib is built in; hashlib's OpenSSL import costs a one-file run 5 ms)."""
+    import zlib
+
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+_STAMP: str | None = None
+
 
 def _code_stamp() -> str:
     """Size and mtime of amplint's own modules: a cache written by other code is not reused."""
-    here = Path(__file__).parent
-    h = hashlib.sha256()
-    for p in sorted(here.rglob("*.py")):
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        h.update(f"{p.relative_to(here)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()[:16]
+    global _STAMP
+    if _STAMP is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        parts = []
+        stack = [here]
+        while stack:
+            d = stack.pop()
+            try:
+                entries = sorted(os.scandir(d), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.endswith(".py"):
+                    st = e.stat()
+                    parts.append(f"{os.path.relpath(e.path, here)}:{st.st_size}:{st.st_mtime_ns}")
+                elif e.is_dir() and not e.name.startswith(("__", ".")):
+                    stack.append(e.path)
+        _STAMP = _digest(";".join(parts).encode())
+    return _STAMP
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -275,18 +339,26 @@ def _str_list(table: dict, key: str, where: Path) -> list[str] | None:
     return list(v)
 
 
-@dataclass
-class CliOverrides:
-    select: list[str] | None = None
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] | None = None
-    extend_exclude: list[str] = field(default_factory=list)
-    cache_dir: str | None = None
-    force_exclude: bool = False
-    config: str | None = None
-    isolated: bool = False
+class CliOverrides(Record):
+    __slots__ = _fields = (
+        "select", "extend_select", "ignore", "per_file_ignores", "exclude", "extend_exclude", "cache_dir",
+        "force_exclude", "config", "isolated",
+    )
+    _defaults = {
+        "select": None, "extend_select": Factory(list), "ignore": Factory(list), "per_file_ignores": Factory(dict),
+        "exclude": None, "extend_exclude": Factory(list), "cache_dir": None, "force_exclude": False, "config": None,
+        "isolated": False,
+    }
+    select: list[str] | None
+    extend_select: list[str]
+    ignore: list[str]
+    per_file_ignores: dict[str, list[str]]
+    exclude: list[str] | None
+    extend_exclude: list[str]
+    cache_dir: str | None
+    force_exclude: bool
+    config: str | None
+    isolated: bool
 
 
 def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) -> Settings:

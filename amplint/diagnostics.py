@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from ._record import Record
 
 DOCS_URL = "https://github.com/amplint/amplint/blob/main/docs/rules/{code}.md"
 
@@ -11,8 +12,8 @@ SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, order=True)
-class Location:
+class Location(Record):
+    __slots__ = _fields = ("row", "column")
     row: int
     column: int
 
@@ -20,10 +21,10 @@ class Location:
         return {"column": self.column, "row": self.row}
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Record):
     """Replace the text between ``location`` and ``end_location`` with ``content``."""
 
+    __slots__ = _fields = ("content", "location", "end_location")
     content: str
     location: Location
     end_location: Location
@@ -32,8 +33,8 @@ class Edit:
         return {"content": self.content, "end_location": self.end_location.to_json(), "location": self.location.to_json()}
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(Record):
+    __slots__ = _fields = ("applicability", "message", "edits")
     applicability: str  # "safe" | "unsafe"
     message: str
     edits: tuple[Edit, ...]
@@ -42,19 +43,23 @@ class Fix:
         return {"applicability": self.applicability, "edits": [e.to_json() for e in self.edits], "message": self.message}
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Record):
+    __slots__ = _fields = (
+        "code", "name", "message", "filename", "location", "end_location", "noqa_row", "fix", "cell", "severity", "extra",
+    )
+    _defaults = {"noqa_row": None, "fix": None, "cell": None, "severity": "error", "extra": ()}
+    _compare = __slots__[:-1]
     code: str
     name: str
     message: str
     filename: str
     location: Location
     end_location: Location
-    noqa_row: int | None = None
-    fix: Fix | None = None
-    cell: int | None = None  # notebooks: 1-based cell index
-    severity: str = "error"
-    extra: tuple = field(default=(), compare=False)
+    noqa_row: int | None
+    fix: Fix | None
+    cell: int | None  # notebooks: 1-based cell index
+    severity: str
+    extra: tuple
 
     @property
     def url(self) -> str | None:

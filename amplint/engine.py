@@ -10,16 +10,12 @@ beyond about 3,000 levels with a catchable error.
 from __future__ import annotations
 
 import ast
-import io
 import re
 import sys
-import threading
-import tokenize
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import noqa as noqa_mod
+from ._record import Factory, Record
 from .config import RuleOptions, Settings
 from .diagnostics import Diagnostic, Edit, Fix, Location
 from .prefilter import Prefilter
@@ -33,33 +29,42 @@ _STACK_SIZE = 256 * 1024 * 1024
 _RECURSION_LIMIT = 12000
 
 
-@dataclass
-class Source:
+class Source(Record):
     """A decoded source file, with what is needed to write it back unchanged."""
 
+    __slots__ = _fields = ("text", "encoding", "newline", "bom")
     text: str
     encoding: str
     newline: str
     bom: bool
 
 
-@dataclass
-class FileResult:
+class FileResult(Record):
+    __slots__ = _fields = (
+        "path", "diagnostics", "errors", "warnings", "analysed", "source", "fixed_text", "fixes_applied",
+    )
+    _defaults = {
+        "diagnostics": Factory(list), "errors": Factory(list), "warnings": Factory(list), "analysed": False,
+        "source": None, "fixed_text": None, "fixes_applied": 0,
+    }
     path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # internal errors (exit status 2)
-    warnings: list[str] = field(default_factory=list)
-    analysed: bool = False  # passed the prefilter and was parsed
-    source: Source | None = None
-    fixed_text: str | None = None  # set by --fix / --diff when edits were applied
-    fixes_applied: int = 0
+    diagnostics: list[Diagnostic]
+    errors: list[str]  # internal errors (exit status 2)
+    warnings: list[str]
+    analysed: bool  # passed the prefilter and was parsed
+    source: Source | None
+    fixed_text: str | None  # set by --fix / --diff when edits were applied
+    fixes_applied: int
 
     def to_cache(self) -> dict[str, Any]:
-        return {
-            "diagnostics": [{**d.to_json(), "severity": d.severity} for d in self.diagnostics],
-            "warnings": self.warnings,
-            "analysed": self.analysed,
-        }
+        out: dict[str, Any] = {}
+        if self.diagnostics:
+            out["diagnostics"] = [{**d.to_json(), "severity": d.severity} for d in self.diagnostics]
+        if self.warnings:
+            out["warnings"] = self.warnings
+        if self.analysed:
+            out["analysed"] = True
+        return out
 
 
 class DecodeError(Exception):
@@ -69,6 +74,9 @@ class DecodeError(Exception):
 
 
 def decode(data: bytes) -> Source:
+    import io
+    import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
@@ -95,6 +103,8 @@ def decode(data: bytes) -> Source:
 
 
 def _run_big_stack(fn: Callable[[], Any]) -> Any:
+    import threading
+
     result: dict[str, Any] = {}
 
     def target() -> None:
@@ -122,9 +132,26 @@ class Linter:
         self.rules: list[Rule] = [r(settings.options) for r in all_rules() if r.code in settings.enabled]
         names = settings.options.scaler_names
         self.prefilter = Prefilter({t for r in self.rules for t in r.triggers}, names)
-        self._rule_filters = {r.code: Prefilter(r.triggers, names) for r in self.rules}
+        self._filters: dict[str, Prefilter] | None = None
+        self._screen_map: dict[str, tuple[str, ...]] | None = None
         if sys.getrecursionlimit() < _RECURSION_LIMIT:
             sys.setrecursionlimit(_RECURSION_LIMIT)
+
+    # what a file that passed the prefilter needs (built on first use: a run whose files all
+    # fail the prefilter pays for none of it)
+
+    @property
+    def _rule_filters(self) -> dict[str, Prefilter]:
+        if self._filters is None:
+            names = self.settings.options.scaler_names
+            self._filters = {r.code: Prefilter(r.triggers, names) for r in self.rules}
+        return self._filters
+
+    @property
+    def _screens(self) -> dict[str, tuple[str, ...]]:
+        if self._screen_map is None:
+            self._screen_map = {r.code: _screens_of(r) for r in self.rules}
+        return self._screen_map
 
     # --- one file --------------------------------------------------------------------
 
@@ -178,15 +205,15 @@ class Linter:
             rules = list(self.rules)
         else:
             rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
-            if any(r.screen for r in rules):
+            if any(self._screens[r.code] for r in rules):
                 from .screen import SCREENS, facts
 
-                f = facts(tree)
-                rules = [r for r in rules if r.screen is None or SCREENS[r.screen](f)]
+                f = facts(tree, self.settings.options.scaler_names)
+                rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
         try:
-            diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules))
+            diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules, tree))
         except RecursionError:
             diags, errors, warnings = [_syntax_diag(name, "the file is nested too deeply to analyse", 1, 1)], [], []
         except MemoryError:
@@ -196,7 +223,7 @@ class Linter:
         result.warnings.extend(warnings)
         return result
 
-    def _analyse(self, source: Source, name: str, rules: list[Rule]):
+    def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
 
         from .model import AmpModel
@@ -220,7 +247,9 @@ class Linter:
         unused_noqa = UNUSED_NOQA in self.settings.enabled
         if not findings and not unused_noqa:
             return [], errors, []
-        resolver = Resolver(module, source) if findings else None
+        resolver = Resolver(module, source, tree) if findings else None
+        from . import noqa as noqa_mod
+
         noqa = noqa_mod.parse(source.text)
         ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
         out: list[Diagnostic] = []
@@ -251,7 +280,8 @@ class Linter:
 UNUSED_NOQA = "AMP900"
 
 
-def _unused_noqa(noqa: noqa_mod.NoqaMap, name: str, enabled: frozenset[str], source: Source) -> list[Diagnostic]:
+def _unused_noqa(noqa, name: str, enabled: frozenset[str], source: Source) -> list[Diagnostic]:
+    from . import noqa as noqa_mod
     from .rules.amp900_unused_noqa import UnusedNoqa
 
     lines = source.text.splitlines(keepends=True)
@@ -290,7 +320,18 @@ def _unused_noqa(noqa: noqa_mod.NoqaMap, name: str, enabled: frozenset[str], sou
     return out
 
 
-def _noqa_warnings(noqa: noqa_mod.NoqaMap, name: str) -> list[str]:
+def _screens_of(rule: Rule) -> tuple[str, ...]:
+    """The AST screens a rule runs behind: its own, or those its triggers imply (any may hold)."""
+    from .screen import TRIGGER_SCREENS
+
+    if rule.screen is not None:
+        return (rule.screen,)
+    if rule.triggers and all(t in TRIGGER_SCREENS for t in rule.triggers):
+        return tuple(TRIGGER_SCREENS[t] for t in rule.triggers)
+    return ()
+
+
+def _noqa_warnings(noqa, name: str) -> list[str]:
     known = {r.code for r in all_rules()} | set(PSEUDO_CODES)
     warnings = []
     for d in list(noqa.lines.values()) + noqa.file_directives:
@@ -303,23 +344,107 @@ def _noqa_warnings(noqa: noqa_mod.NoqaMap, name: str) -> list[str]:
 class Resolver:
     """Turns findings (nodes) into diagnostics (rows and columns), and fix plans into edits."""
 
-    def __init__(self, module, source: Source) -> None:
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
+    def __init__(self, module, source: Source, tree: ast.Module | None = None) -> None:
         self.module = module
         self.source = source
         self.lines = source.text.splitlines(keepends=True)
-        self.positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.tree = tree
+        self._positions: dict = {}  # node -> (start line, start col, end line, end col), 1-based lines
+        self._top: dict[int, int] | None = None  # id(node) -> index of its top-level statement
+        self._done: set[int] = set()
+        self._full = False
+
+    # LibCST computes positions by generating the code of the whole module, which costs about
+    # as much as the parse. Findings are few, so positions are computed per top-level statement
+    # (a one-statement module), placed by CPython's line number of that statement.
+
+    def _index(self) -> dict[int, int]:
+        if self._top is None:
+            from .model.build import child_fields
+
+            top: dict[int, int] = {}
+            for i, stmt in enumerate(self.module.body):
+                stack = [stmt]
+                while stack:
+                    n = stack.pop()
+                    top[id(n)] = i
+                    for name in child_fields(type(n)):
+                        v = getattr(n, name)
+                        if isinstance(v, (list, tuple)):
+                            stack.extend(x for x in v if hasattr(x, "_codegen_impl"))
+                        elif hasattr(v, "_codegen_impl"):
+                            stack.append(v)
+            self._top = top
+        return self._top
+
+    def _resolve_statement(self, i: int) -> bool:
+        import libcst as cst
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        if i in self._done:
+            return True
+        firsts = self._first_lines()
+        if firsts is None:
+            return False
+        stmt = self.module.body[i]
+        offset = firsts[i] - 1 - len(getattr(stmt, "leading_lines", ()))
+        m = self.module
+        sub = cst.Module(body=[stmt], header=[], footer=[], encoding=m.encoding, default_indent=m.default_indent,
+                         default_newline=m.default_newline, has_trailing_newline=True)
+        for n, r in MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider).items():
+            self._positions[n] = (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column)
+        self._done.add(i)
+        return True
+
+    def _first_lines(self) -> list[int] | None:
+        """CPython's first line of each top-level statement (a line of ``a; b`` is several)."""
+        if self.tree is None:
+            return None
+        hit = self.__dict__.get("_firsts")
+        if hit is not None:
+            return hit
+        import libcst as cst
+
+        body = self.tree.body
+        out = []
+        k = 0
+        for stmt in self.module.body:
+            if k >= len(body):
+                return None
+            node = body[k]
+            out.append(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]))
+            k += len(stmt.body) if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
+        if k != len(body):
+            return None
+        self.__dict__["_firsts"] = out
+        return out
+
+    def _resolve_all(self) -> None:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        for n, r in MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider).items():
+            self._positions[n] = (r.start.line, r.start.column, r.end.line, r.end.column)
+        self._full = True
+
+    def position(self, node) -> tuple[int, int, int, int]:
+        hit = self._positions.get(node)
+        if hit is not None:
+            return hit
+        if not self._full:
+            i = self._index().get(id(node))
+            if i is None or not self._resolve_statement(i):
+                self._resolve_all()
+        return self._positions[node]
 
     def range(self, node) -> tuple[Location, Location]:
-        r = self.positions[node]
-        return Location(r.start.line, r.start.column + 1), Location(r.end.line, r.end.column + 1)
+        sl, sc, el, ec = self.position(node)
+        return Location(sl, sc + 1), Location(el, ec + 1)
 
     def stmt_end_row(self, stmt) -> int:
         if stmt is None:
             return -1
         try:
-            return self.positions[stmt].end.line
+            return self.position(stmt)[2]
         except KeyError:
             return -1
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from ._record import Record
 from .config import Settings
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-@dataclass(frozen=True)
-class Candidate:
-    path: Path
+class Candidate(Record):
+    __slots__ = _fields = ("name", "explicit")
+    name: str  # the path as it will be displayed
     explicit: bool  # named on the command line (not found by walking a directory)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.name)
 
 
 class PathError(Exception):
@@ -38,23 +42,22 @@ def discover(paths: list[str], settings: Settings) -> Iterator[Candidate]:
             key = _key(p)
             if key not in seen:
                 seen.add(key)
-                yield Candidate(p, explicit=True)
+                yield Candidate(str(p), explicit=True)
 
 
-def _key(p: Path) -> str:
-    try:
-        return str(p.resolve())
-    except (OSError, RuntimeError):
-        return os.path.abspath(str(p))
+def _key(p: Path | str) -> str:
+    # absolute, not resolved: resolving every file costs a syscall per path component, and the
+    # walk already refuses to enter a directory twice (symlink loops)
+    return os.path.abspath(str(p))
 
 
 def _walk(root: Path, settings: Settings, seen: set[str]) -> Iterator[Candidate]:
     visited_dirs: set[tuple[int, int]] = set()
-    stack = [root]
+    stack = [str(root)]
     while stack:
         d = stack.pop()
         try:
-            st = d.stat()
+            st = os.stat(d)
         except OSError:
             continue
         ident = (st.st_dev, st.st_ino)
@@ -66,13 +69,14 @@ def _walk(root: Path, settings: Settings, seen: set[str]) -> Iterator[Candidate]
         except OSError:
             continue
         subdirs = []
+        excluder = settings.excluder
         for e in entries:
-            path = Path(e.path)
             try:
                 is_dir = e.is_dir()
             except OSError:
                 continue
-            if settings.is_excluded(path):
+            path = e.name if d == "." else e.path  # "pkg/train.py", not "./pkg/train.py"
+            if excluder.entry(path, e.name):
                 continue
             if is_dir:
                 subdirs.append(path)

@@ -197,7 +197,7 @@ def fix_paths(paths: list[str], settings: Settings, *, unsafe: bool = False, dif
     linter = Linter(settings)
     results: list[FileResult] = []
     for c in discover(paths, settings):
-        name = str(c.path)
+        name = c.name
         if c.path.suffix == ".ipynb":
             from .notebook import fix_notebook
 

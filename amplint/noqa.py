@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from dataclasses import dataclass, field
 
 _CODE = r"[A-Za-z]+[0-9]+"
@@ -51,6 +49,9 @@ def _split(codes: str | None) -> frozenset[str] | None:
 
 def comments(source: str) -> list[tuple[int, int, str]]:
     """(row, col, text) of every comment; falls back to a line scan if tokenizing fails."""
+    import io
+    import tokenize
+
     out: list[tuple[int, int, str]] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):

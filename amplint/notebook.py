@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Location
@@ -132,8 +132,7 @@ def _map(prep: Prepared, d: Diagnostic) -> Diagnostic:
     end_hit = _locate(prep, d.end_location.row)
     end_row = end_hit[1] if end_hit is not None and end_hit[0] is cell else row
     noqa = row if d.noqa_row is not None else None
-    return replace(
-        d,
+    return d._replace(
         cell=cell.index,
         location=Location(row, d.location.column),
         end_location=Location(end_row, d.end_location.column),

@@ -12,14 +12,16 @@ the public corpus, that the prefilter never drops a file with a finding.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterable
 
+from ._record import Record
 
-@dataclass(frozen=True)
-class Alternative:
+
+class Alternative(Record):
+    __slots__ = _fields = ("gate", "confirm")
+    _defaults = {"confirm": ()}
     gate: tuple[bytes, ...]
-    confirm: tuple[bytes, ...] = ()
+    confirm: tuple[bytes, ...]
 
 
 # Evidence of a GradScaler: its name (constructor, annotation, import), ``unscale_``, or a
@@ -32,10 +34,11 @@ TRIGGERS: dict[str, tuple[Alternative, ...]] = {
     "scaler": (
         Alternative((b"caler", b"CALER", b"unscale_"), (_SCALER_USE,)),
         # ``x.scale(loss).backward()``: use proves the scaler whatever its name
-        Alternative((b"scale",), (rb"\.\s*scale\s*\(", rb"backward")),
+        Alternative((b"scale",), (rb"\.\s*scale\(", rb"backward")),
     ),
-    # autocast regions, decorators and the deprecated namespaces' names
-    "autocast": (Alternative((b"autocast",)),),
+    # autocast regions and decorators: the word itself (``torch.is_autocast_enabled()`` and
+    # ``autocast_mode`` are no autocast)
+    "autocast": (Alternative((b"autocast",), (rb"autocast\b",)),),
     "custom_fwd": (Alternative((b"custom_fwd", b"custom_bwd")),),
     "grad_scaler_name": (Alternative((b"GradScaler",)),),
     # the deprecated namespaces: ``torch.cuda.amp``, ``from torch.cuda import amp``

@@ -1,13 +1,17 @@
-"""Run the linter over many files: discovery, cache, prefilter in the parent, a process pool
-for the files that need parsing (largest first), results in a deterministic order."""
+"""Run the linter over many files: discovery, cache, a process pool, deterministic results.
+
+The parent only walks the tree and stats the files. A file whose cache entry matches its
+size and modification time (and whose content hash was recorded under the current settings
+and amplint build) is answered from the cache without being read. Every other file goes to
+the workers, which read it, hash it, prefilter it and, if it passes, lint it; the files are
+dealt to the workers largest first in interleaved batches, so that no worker ends up with all
+the big ones. Results come back in any order and are sorted by path.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -16,8 +20,9 @@ from .diagnostics import Diagnostic
 from .engine import FileResult, Linter
 from .files import Candidate, discover
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _MAX_CACHE_ENTRIES = 200_000
+_BATCHES_PER_WORKER = 24
 
 
 def default_jobs() -> int:
@@ -27,13 +32,26 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def content_key(path: str, data: bytes, explicit: bool) -> str:
+    """Content, size and path: CRC-32 and Adler-32 of the bytes (zlib: no OpenSSL import)."""
+    import zlib
+
+    tail = path.encode("utf-8", "surrogateescape") + (b"\1" if explicit else b"\0")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}:{zlib.crc32(tail):08x}"
+
+
 class Cache:
+    """One JSON file per settings fingerprint: path -> {size, mtime, key, result}."""
+
     def __init__(self, directory: Path, settings: Settings) -> None:
         self.dir = directory
         self.file = directory / f"results-{settings.fingerprint()}.json"
         self.entries: dict[str, dict] = {}
+        self.by_key: dict[str, dict] = {}
         self.used: set[str] = set()
         self.dirty = False
+        import json
+
         try:
             with open(self.file, encoding="utf-8") as f:
                 data = json.load(f)
@@ -41,32 +59,52 @@ class Cache:
                 self.entries = data.get("entries", {})
         except (OSError, ValueError):
             self.entries = {}
+        self.by_key = {e["key"]: e for e in self.entries.values() if "key" in e}
 
     @staticmethod
-    def key(path: str, data: bytes, explicit: bool) -> str:
-        h = hashlib.blake2b(data, digest_size=16)
-        h.update(b"\0" + path.encode("utf-8", "surrogateescape") + (b"\1" if explicit else b"\0"))
-        return h.hexdigest()
+    def _slot(name: str, explicit: bool) -> str:
+        return ("!" if explicit else "") + name
 
-    def get(self, key: str, name: str) -> FileResult | None:
-        e = self.entries.get(key)
+    def lookup_stat(self, name: str, explicit: bool, size: int, mtime: int) -> FileResult | None:
+        """A hit when the file's size and mtime are the recorded ones (no read needed)."""
+        e = self.entries.get(self._slot(name, explicit))
+        if e is None or e.get("size") != size or e.get("mtime") != mtime:
+            return None
+        self.used.add(self._slot(name, explicit))
+        return self._result(e, name)
+
+    def lookup_key(self, name: str, explicit: bool, key: str) -> FileResult | None:
+        """A hit by content (the file was touched, or moved): its findings are recomputed."""
+        e = self.by_key.get(key)
         if e is None:
             return None
-        self.used.add(key)
-        r = FileResult(name, analysed=e.get("analysed", False), warnings=list(e.get("warnings", [])))
-        r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in e.get("diagnostics", [])]
+        return self._result(e, name)
+
+    @staticmethod
+    def _result(e: dict, name: str) -> FileResult:
+        diags = e.get("diagnostics")
+        warnings = e.get("warnings")
+        r = FileResult(name, analysed=e.get("analysed", False), warnings=list(warnings) if warnings else [])
+        if diags:
+            r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in diags]
         return r
 
-    def put(self, key: str, result: FileResult) -> None:
+    def put(self, name: str, explicit: bool, size: int, mtime: int, key: str, result: FileResult) -> None:
         if result.errors:
             return  # never cache an internal error
-        self.entries[key] = result.to_cache()
-        self.used.add(key)
+        entry = {"size": size, "mtime": mtime, "key": key, **result.to_cache()}
+        slot = self._slot(name, explicit)
+        self.entries[slot] = entry
+        self.by_key[key] = entry
+        self.used.add(slot)
         self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
             return
+        import json
+        import tempfile
+
         entries = self.entries
         if len(entries) > _MAX_CACHE_ENTRIES:
             entries = {k: v for k, v in entries.items() if k in self.used}
@@ -83,25 +121,55 @@ class Cache:
             pass  # a read-only checkout: run without a cache
 
 
-# --- the pool ---------------------------------------------------------------------------
+# --- one file, in a worker or in-process ---------------------------------------------------
 
-_WORKER_LINTER: Linter | None = None
-
-
-def _init_worker(settings: Settings) -> None:
-    global _WORKER_LINTER
-    _WORKER_LINTER = Linter(settings)
+_WORKER: tuple[Linter, bool] | None = None
 
 
-def _work(item: tuple[int, str, bool]) -> tuple[int, FileResult]:
-    index, path, explicit = item
-    assert _WORKER_LINTER is not None
+def _init_worker(settings: Settings, hashing: bool) -> None:
+    global _WORKER
+    _WORKER = (Linter(settings), hashing)
+
+
+def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: Cache | None):
+    """Lint one file; returns (result, content key or None)."""
+    path = Path(name)
+    if path.suffix == ".ipynb":
+        return linter.check_path(path, explicit), None
     try:
-        result = _WORKER_LINTER.check_path(Path(path), explicit)
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return FileResult(name, errors=[f"{name}: is a directory"]), None
+    except OSError:
+        return linter.check_path(path, explicit), None
+    key = content_key(name, data, explicit) if hashing else None
+    if key is not None and cache is not None:
+        hit = cache.lookup_key(name, explicit, key)
+        if hit is not None:
+            return hit, key
+    return linter.check_bytes(data, name, explicit=explicit), key
+
+
+def _work(batch: list[tuple[int, str, bool]]) -> list[tuple[int, FileResult, str | None]]:
+    assert _WORKER is not None
+    linter, hashing = _WORKER
+    out = []
+    for index, name, explicit in batch:
+        try:
+            result, key = _check_one(linter, hashing, name, explicit, None)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            result, key = FileResult(name, errors=[f"{name}: internal error: {type(e).__name__}: {e}"]), None
         result.source = None  # the parent re-reads the file if it needs the text
-        return index, result
-    except Exception as e:  # noqa: BLE001 - report and go on
-        return index, FileResult(path, errors=[f"{path}: internal error: {type(e).__name__}: {e}"])
+        out.append((index, result, key))
+    return out
+
+
+def _batches(todo: list[tuple[int, int, str, bool]], n: int) -> list[list[tuple[int, str, bool]]]:
+    """Deal ``todo`` (largest first) round-robin into ``n`` batches of similar weight."""
+    batches: list[list[tuple[int, str, bool]]] = [[] for _ in range(max(1, min(n, len(todo))))]
+    for k, (_size, i, name, explicit) in enumerate(todo):
+        batches[k % len(batches)].append((i, name, explicit))
+    return batches
 
 
 def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, use_cache: bool = True,
@@ -111,41 +179,33 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
     candidates: list[Candidate] = list(discover(list(paths), settings))
     cache = Cache(settings.cache_dir, settings) if use_cache and settings.cache_dir is not None else None
     results: list[FileResult | None] = [None] * len(candidates)
+    stats: dict[int, tuple[int, int]] = {}
     todo: list[tuple[int, int, str, bool]] = []  # (size, index, path, explicit)
-    keys: dict[int, str] = {}
     for i, c in enumerate(candidates):
-        name = str(c.path)
-        if c.path.suffix == ".ipynb":
-            todo.append((0, i, name, c.explicit))
-            continue
+        name = c.name
         try:
-            data = c.path.read_bytes()
-        except IsADirectoryError:
-            results[i] = FileResult(name, errors=[f"{name}: is a directory"])
-            continue
+            st = os.stat(name)
+            size, mtime = st.st_size, st.st_mtime_ns
         except OSError:
-            results[i] = linter.check_path(c.path, c.explicit)
-            continue
+            size, mtime = 0, 0
+        stats[i] = (size, mtime)
         if cache is not None:
-            key = Cache.key(name, data, c.explicit)
-            keys[i] = key
-            hit = cache.get(key, name)
+            hit = cache.lookup_stat(name, c.explicit, size, mtime)
             if hit is not None:
                 results[i] = hit
                 continue
-        if not linter.prefilter(data):
-            r = linter.check_bytes(data, name, explicit=c.explicit)  # cheap: no LibCST
-            results[i] = r
-            if cache is not None:
-                cache.put(keys[i], r)
-            continue
-        todo.append((len(data), i, name, c.explicit))
+        todo.append((size, i, name, c.explicit))
     todo.sort(key=lambda t: (-t[0], t[2]))
+    hashing = cache is not None
     n_jobs = default_jobs() if not jobs else jobs
-    n_jobs = max(1, min(n_jobs, len(todo)))
-    if n_jobs == 1 or len(todo) <= 1:
+    keys: dict[int, str | None] = {}
+    heavy = sum(1 for t in todo if t[0] > 0)
+    if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
         for _size, i, name, explicit in todo:
-            results[i] = linter.check_path(Path(name), explicit)
+            try:
+                results[i], keys[i] = _check_one(linter, hashing, name, explicit, cache)
+            except Exception as e:  # noqa: BLE001
+                results[i] = FileResult(name, errors=[f"{name}: internal error: {type(e).__name__}: {e}"])
     else:
         import multiprocessing
 
@@ -155,14 +215,17 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
         ctx = multiprocessing.get_context(method)
-        with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(settings,)) as pool:
-            for i, r in pool.imap_unordered(_work, [(i, name, explicit) for _s, i, name, explicit in todo], chunksize=1):
-                results[i] = r
+        batches = _batches(todo, n_jobs * _BATCHES_PER_WORKER)
+        with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(settings, hashing)) as pool:
+            for chunk in pool.imap_unordered(_work, batches, chunksize=1):
+                for i, r, key in chunk:
+                    results[i], keys[i] = r, key
     if cache is not None:
-        for _s, i, _name, _e in todo:
-            r = results[i]
-            if r is not None and i in keys:
-                cache.put(keys[i], r)
+        for _s, i, name, explicit in todo:
+            r, key = results[i], keys.get(i)
+            if r is not None and key is not None:
+                size, mtime = stats[i]
+                cache.put(name, explicit, size, mtime, key, r)
         cache.save()
     out = [r for r in results if r is not None]
     out.sort(key=lambda r: r.path)

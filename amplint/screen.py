@@ -31,6 +31,8 @@ class Facts:
     suspicious_autocast_args: bool = False  # an autocast call or decorator AMP102 may reject
     custom_fwd: bool = False  # custom_fwd / custom_bwd mentioned
     deprecated_amp: bool = False  # torch.cuda.amp / torch.cpu.amp (whose autocast takes `enabled` first)
+    scaler_evidence: bool = False  # what the model accepts as a GradScaler (see model/scalers.py)
+    scale_call: bool = False  # some ``x.scale(...)`` call (with a backward: evidence by use)
 
 
 def _last(node: ast.AST) -> str:
@@ -50,105 +52,220 @@ def _mentions_autocast(node: ast.AST) -> bool:
     )
 
 
-class _Visitor(ast.NodeVisitor):
-    def __init__(self, device_names: set[str]) -> None:
-        self.facts = Facts()
-        self.device_names = device_names
+_SCALER_METHODS = frozenset({"scale", "step", "update"})
+_SKIP = frozenset({"ctx", "type_comment", "kind"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    def _decorators(self, node) -> None:
+
+def _child_fields(t: type) -> tuple[str, ...]:
+    fs = _FIELDS.get(t)
+    if fs is None:
+        fs = _FIELDS[t] = tuple(f for f in t._fields if f not in _SKIP)
+    return fs
+
+
+class _Walker:
+    """One iterative pass over the tree (``ast.NodeVisitor`` dispatch costs several times more)."""
+
+    def __init__(self, extra: frozenset[str]) -> None:
+        self.facts = Facts()
+        self.extra = extra
+        self.device_names: set[str] = set()
+        self.name_args: list[str] = []  # names passed to autocast (suspicious if a torch.device)
+        self.handlers = {
+            ast.FunctionDef: self._decorated,
+            ast.AsyncFunctionDef: self._decorated,
+            ast.ClassDef: self._class,
+            ast.With: self._with,
+            ast.AsyncWith: self._with,
+            ast.Name: self._name,
+            ast.Attribute: self._attribute,
+            ast.Call: self._call,
+            ast.arg: self._arg,
+            ast.Import: self._import,
+            ast.ImportFrom: self._import_from,
+            ast.Assign: self._assign,
+            ast.AnnAssign: self._ann_assign,
+        }
+
+    def run(self, tree: ast.AST) -> Facts:
+        handlers = self.handlers
+        stack = [tree]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        AST = ast.AST
+        while stack:
+            node = pop()
+            t = type(node)
+            h = handlers.get(t)
+            if h is not None:
+                h(node)
+            for name in _child_fields(t):
+                v = getattr(node, name, None)
+                if v is None:
+                    continue
+                if type(v) is list:
+                    extend(x for x in v if isinstance(x, AST))
+                elif isinstance(v, AST):
+                    push(v)
+        f = self.facts
+        if any(n in self.device_names for n in self.name_args):
+            f.suspicious_autocast_args = True
+        if f.scale_call and f.backward:
+            f.scaler_evidence = True  # ``x.scale(loss).backward()``: evidence by use
+        return f
+
+    def _decorated(self, node) -> None:
         for d in node.decorator_list:
             if _mentions_autocast(d):
                 self.facts.autocast_region = True
                 if not isinstance(d, ast.Call):
                     self.facts.suspicious_autocast_args = True  # a bare @autocast
-        self.generic_visit(node)
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _decorators
-
-    def visit_With(self, node) -> None:
+    def _with(self, node) -> None:
         for item in node.items:
             if _mentions_autocast(item.context_expr):
                 self.facts.autocast_region = True
-        self.generic_visit(node)
 
-    visit_AsyncWith = visit_With
-
-    def visit_Name(self, node: ast.Name) -> None:
+    def _name(self, node: ast.Name) -> None:
+        i = node.id
+        if i in self.extra:
+            self.facts.scaler_evidence = True
         # a context manager held in a variable (``ctx = torch.autocast(...)``; ``with ctx:``)
-        if "autocast" in node.id:
+        if "autocast" in i:
             self.facts.autocast_region = True
-        elif "custom_fwd" in node.id or "custom_bwd" in node.id:
+        elif "custom_fwd" in i or "custom_bwd" in i:
             self.facts.custom_fwd = True
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if "custom_fwd" in node.attr or "custom_bwd" in node.attr:
+    def _attribute(self, node: ast.Attribute) -> None:
+        a = node.attr
+        if a in self.extra:
+            self.facts.scaler_evidence = True
+        if "custom_fwd" in a or "custom_bwd" in a:
             self.facts.custom_fwd = True
-        elif node.attr == "amp" and isinstance(node.value, ast.Attribute) and node.value.attr in ("cuda", "cpu"):
+        elif a == "amp" and isinstance(node.value, ast.Attribute) and node.value.attr in ("cuda", "cpu"):
             self.facts.deprecated_amp = True
-        self.generic_visit(node)
 
-    def visit_Import(self, node: ast.Import) -> None:
+    def _arg(self, node: ast.arg) -> None:
+        if node.annotation is not None and _mentions_scaler_type(node.annotation):
+            self.facts.scaler_evidence = True  # a parameter annotated as a GradScaler
+
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
+        if _mentions_scaler_type(node.annotation):
+            self.facts.scaler_evidence = True
+        self._assign(node)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        if any(_mentions_scaler_type(b) for b in node.bases):
+            self.facts.scaler_evidence = True  # a GradScaler subclass: built under its own name
+        self._decorated(node)
+
+    def _import(self, node: ast.Import) -> None:
         if any(a.name.startswith(("torch.cuda.amp", "torch.cpu.amp")) for a in node.names):
             self.facts.deprecated_amp = True
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+    def _import_from(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if module.startswith(("torch.cuda.amp", "torch.cpu.amp")) or (
             module in ("torch.cuda", "torch.cpu") and any(a.name == "amp" for a in node.names)
         ):
             self.facts.deprecated_amp = True
 
-    def visit_Call(self, node: ast.Call) -> None:
-        name = _last(node.func)
-        if name == "backward" or name == "manual_backward":
-            self.facts.backward = True
-        elif name == "BCELoss" or ("binary_cross_entropy" in name and "logits" not in name):
-            self.facts.bce = True
-        elif name.endswith("autocast"):
-            self.facts.autocast_region = True
-            if self._suspicious(node):
-                self.facts.suspicious_autocast_args = True
-        elif name == "partial" and node.args and _mentions_autocast(node.args[0]):
-            self.facts.autocast_region = True
-        self.generic_visit(node)
-
-    def _suspicious(self, call: ast.Call) -> bool:
-        values = list(call.args) + [k.value for k in call.keywords if k.arg in _ARG_KEYWORDS or k.arg is None]
-        if not call.args and not any(k.arg == "device_type" for k in call.keywords):
-            return True  # a missing device
-        return any(self._suspicious_value(v) for v in values)
-
-    def _suspicious_value(self, v: ast.AST) -> bool:
-        if isinstance(v, ast.Constant):
-            return not (isinstance(v.value, str) and v.value.split(":", 1)[0] in _KNOWN_DEVICES)
-        if isinstance(v, (ast.Call, ast.Starred, ast.JoinedStr)):
-            return True
-        if isinstance(v, ast.Attribute):
-            return v.attr not in _AMP_DTYPES and v.attr != "type" and isinstance(v.value, ast.Name) and v.value.id == "torch"
-        if isinstance(v, ast.Name):
-            return v.id in self.device_names
-        return False
-
-
-def facts(tree: ast.Module) -> Facts:
-    device_names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and _last(node.value.func) == "device":
+    def _assign(self, node) -> None:
+        if isinstance(node.value, ast.Call) and _last(node.value.func) == "device":
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
-                        device_names.add(n.id)
-    v = _Visitor(device_names)
-    v.visit(tree)
-    return v.facts
+                        self.device_names.add(n.id)
+
+    def _call(self, node: ast.Call) -> None:
+        f = self.facts
+        func = node.func
+        name = _last(func)
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            if method == "unscale_":
+                f.scaler_evidence = True
+            elif method in _SCALER_METHODS:
+                recv = _last(func.value) if isinstance(func.value, (ast.Name, ast.Attribute)) else ""
+                if "scaler" in recv.lower() or recv in self.extra:
+                    f.scaler_evidence = True
+                if method == "scale":
+                    f.scale_call = True
+        if "GradScaler" in name:
+            f.scaler_evidence = True  # a constructor (of GradScaler, a subclass or a re-export)
+        if name == "backward" or name == "manual_backward":
+            f.backward = True
+        elif name == "BCELoss" or ("binary_cross_entropy" in name and "logits" not in name):
+            f.bce = True
+        elif name.endswith("autocast"):
+            f.autocast_region = True
+            if self._suspicious(node):
+                f.suspicious_autocast_args = True
+        elif name == "partial" and node.args and _mentions_autocast(node.args[0]):
+            f.autocast_region = True
+
+    def _suspicious(self, call: ast.Call) -> bool:
+        """A literal AMP102 may reject: by position (device, dtype, enabled) or keyword."""
+        if not call.args and not any(k.arg == "device_type" for k in call.keywords):
+            return True  # a missing device
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return True
+        slots = ["device_type", "dtype", "enabled", "cache_enabled"]
+        pairs = list(zip(slots, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in _ARG_KEYWORDS]
+        return any(self._suspicious_value(slot, v) for slot, v in pairs)
+
+    def _suspicious_value(self, slot: str, v: ast.AST) -> bool:
+        if isinstance(v, ast.Constant):
+            if slot == "device_type":
+                return not (isinstance(v.value, str) and v.value.split(":", 1)[0] in _KNOWN_DEVICES)
+            if slot in ("enabled", "cache_enabled"):
+                return not isinstance(v.value, bool)
+            return v.value is not None  # a literal dtype (None means the default)
+        if isinstance(v, (ast.Call, ast.JoinedStr)):
+            return True
+        if isinstance(v, ast.Attribute):
+            return v.attr not in _AMP_DTYPES and v.attr != "type" and isinstance(v.value, ast.Name) and v.value.id == "torch"
+        if isinstance(v, ast.Name):
+            self.name_args.append(v.id)
+        return False
+
+
+def _mentions_scaler_type(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and "GradScaler" in n.id:
+            return True
+        if isinstance(n, ast.Attribute) and "GradScaler" in n.attr:
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "GradScaler" in n.value:
+            return True
+    return False
+
+
+def facts(tree: ast.Module, extra_names=()) -> Facts:
+    return _Walker(frozenset(n.rsplit(".", 1)[-1] for n in extra_names)).run(tree)
 
 
 SCREENS = {
+    # every rule that needs a GradScaler: the model's evidence, in code (not comments or strings)
+    "scaler_evidence": lambda f: f.scaler_evidence,
+    # custom_fwd / custom_bwd named in code
+    "custom_fwd_code": lambda f: f.custom_fwd,
+    # torch.cuda.amp / torch.cpu.amp named in code
+    "deprecated_code": lambda f: f.deprecated_amp,
     # AMP105 / AMP106: a backward next to an autocast region
     "autocast_backward": lambda f: f.autocast_region and f.backward,
     # AMP103: a BCE next to an autocast region
     "autocast_bce": lambda f: f.autocast_region and f.bce,
     # AMP102: an autocast call or decorator with a literal that may be wrong, or custom_fwd/bwd
     "autocast_args": lambda f: f.suspicious_autocast_args or f.custom_fwd or f.deprecated_amp,
+}
+
+
+#: screens implied by triggers: a rule whose every trigger has one runs only where one holds
+TRIGGER_SCREENS = {
+    "scaler": "scaler_evidence",
+    "grad_scaler_name": "scaler_evidence",
+    "custom_fwd": "custom_fwd_code",
+    "deprecated_amp": "deprecated_code",
 }

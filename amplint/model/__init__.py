@@ -39,6 +39,7 @@ class AmpModel:
         self.regions = b.regions
         self.seqs = b.seqs
         self.tests = b.tests
+        self.value_texts = b.value_texts
         self.call_of: dict[cst.CSTNode, CallSite] = {c.node: c for c in b.calls}
         self._parent_call = b.parent_call
         self.scalers = ScalerTable(b, tuple(scaler_names))

@@ -23,6 +23,7 @@ of the branches around a call, for rules that must recognise conditional AMP.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -123,9 +124,10 @@ class State:
         )
 
     def replace(self, **kw) -> "State":
-        d = {s: getattr(self, s) for s in State.__slots__ if s != "_h"}
-        d.update(kw)
-        return State(**d)
+        vals = list(_STATE_GET(self))
+        for k, v in kw.items():
+            vals[_STATE_INDEX[k]] = v
+        return State(*vals)
 
     # queries used by rules -----------------------------------------------------------
 
@@ -210,6 +212,11 @@ class State:
 
     def _set_stage(self, scaler: str, opt: str, st: str, node) -> frozenset:
         return frozenset(x for x in self.stage if not (x[0] == scaler and x[1] == opt)) | {(scaler, opt, st, node)}
+
+
+_STATE_FIELDS = tuple(f for f in State.__slots__ if f != "_h")
+_STATE_GET = operator.attrgetter(*_STATE_FIELDS)
+_STATE_INDEX = {f: i for i, f in enumerate(_STATE_FIELDS)}
 
 
 def _iter_step(state: State, scaler: str, opt: str) -> frozenset:
@@ -326,11 +333,14 @@ class Flow:
         self._stored: dict[int, dict[str, str]] = {}
         # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
         self.object_aliases: dict[str, str] = {}
-        self.self_aliases = self._class_aliases()
         self.opt_texts = self._optimizer_texts()
         self.module_defs = model.top.local_defs
         self.classes_by_name = {c.name: c for c in model.classes}
+        self.self_aliases = self._class_aliases()
         self.interesting = self._interesting_conditions()
+        self._transparency: dict[FunctionInfo, bool] = {}
+        self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
+        self._scaler_names = self._names_of_scalers()
         # dynamic nesting depth of the loops being interpreted (callers' loops included)
         self._loop_depth = 0
         self._create_obs: dict[cst.CSTNode, Observation] = {}
@@ -709,8 +719,95 @@ class Flow:
         callee = self.resolve(frame, cs)
         if callee is not None:
             fn, self_key = callee
+            if self._transparent(fn) and not self._passes_scaler(frame, cs):
+                return self._skip_transparent(frame, fn, self_key, states)
             return self.inline(frame, cs, fn, self_key, states)
         return self.unknown_call(frame, cs, states)
+
+    # --- callees that cannot touch a scaler --------------------------------------------
+
+    def _transparent(self, func: FunctionInfo) -> bool:
+        """``func`` (and what it calls in this file) has no event the interpreter reads: no scaler
+        method, backward, step, zero_grad, clip or norm call, no GradScaler constructor, no
+        mention of a scaler's name, and it hands ``self`` to no other code. Interpreting it
+        cannot change a state, so calls of it are skipped (their assignments still forget the
+        conditions they rebind)."""
+        hit = self._transparency.get(func)
+        if hit is not None:
+            return hit
+        self._transparency[func] = False  # recursion: assume it matters
+        result = self._compute_transparent(func)
+        self._transparency[func] = result
+        return result
+
+    def _compute_transparent(self, func: FunctionInfo) -> bool:
+        names = self._scaler_names
+        cls = owner_class(func)
+        for c in func.calls:
+            last = (c.text or c.method or "").rsplit(".", 1)[-1]
+            if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or _BACKWARD_LIKE.match(last):
+                return False
+            if c.qual is not None and (c.qual in N.CLIP_FUNCTIONS or c.qual in N.NORM_FUNCTIONS
+                                       or c.qual in N.AUTOGRAD_BACKWARD or c.qual in N.AUTOGRAD_GRAD):
+                return False
+            if self.scalers.is_ctor_call(c.node):
+                return False
+            if any(expr_key(a.value) in ("self", "cls") for a in c.node.args):
+                return False
+            if c.text is None and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call):
+                inner = c.node.func.value.func
+                if isinstance(inner, cst.Name) and inner.value == "super":
+                    return False
+            callee = self.m.callee_of(c)
+            if callee is not None:
+                if not self._transparent(callee):
+                    return False
+            elif c.recv in ("self", "cls") and (cls is None or c.method not in self.m.self_attrs.get(cls, ())):
+                return False  # an inherited method of unknown code
+            for text in (c.recv or "",):
+                if any(part in names for part in text.split(".")):
+                    return False
+        for text in self.m.value_texts.get(func, ()):
+            if any(part in names for part in text.split(".")):
+                return False
+        for a in self.m.assignments:
+            if a.func is func and any(t is not None and t.rsplit(".", 1)[-1] in names for t in a.targets):
+                return False
+        for d in func.local_defs.values():
+            if not self._transparent(d):
+                return False
+        return True
+
+    def _passes_scaler(self, frame: Frame, cs: CallSite) -> bool:
+        for a in cs.node.args:
+            key = expr_key(a.value)
+            if key is not None and self.is_scaler(frame, key):
+                return True
+        return False
+
+    def _skip_transparent(self, frame: Frame, func: FunctionInfo, self_key: str | None,
+                          states: set[State]) -> set[State]:
+        attrs = self._assigned_attrs(func)
+        if not attrs or self_key is None:
+            return states
+        base = self.canon(frame, self_key) or self_key
+        return self.rebind(frame, {f"{self_key}.{a}" for a in attrs}, states) if base else states
+
+    def _assigned_attrs(self, func: FunctionInfo) -> frozenset[str]:
+        """``self.<attr>`` names a method (and its in-file callees) assigns."""
+        hit = self._attrs_memo.get(func)
+        if hit is None:
+            self._attrs_memo[func] = frozenset()
+            out: set[str] = set()
+            for a in self.m.assignments:
+                if a.func is func:
+                    out.update(t[5:] for t in a.targets if t is not None and t.startswith("self."))
+            for c in func.calls:
+                callee = self.m.callee_of(c)
+                if callee is not None and c.recv in ("self", "cls"):
+                    out |= self._assigned_attrs(callee)
+            hit = self._attrs_memo[func] = frozenset(out)
+        return hit
 
     def scaler_call(self, frame: Frame, cs: CallSite, s: str, states: set[State]) -> set[State]:
         m = cs.method
@@ -1200,6 +1297,19 @@ class Flow:
     def _escape_return(self, frame: Frame, small: cst.Return, states: set[State]) -> None:
         return None
 
+    def _names_of_scalers(self) -> frozenset[str]:
+        """Every name component that holds a scaler somewhere in the file (``scaler``,
+        ``grad_scaler``, ``_scaler``...), the configured names, and any name mentioning scaler."""
+        keys: set[str] = set(self.scalers.module_keys)
+        for group in (self.scalers.local_keys, self.scalers.class_attrs):
+            for ks in group.values():
+                keys |= set(ks)
+        keys |= set(self.scalers.extra)
+        names = {k.rsplit(".", 1)[-1] for k in keys}
+        for texts in self.m.value_texts.values():
+            names.update(p for t in texts for p in t.split(".") if "scaler" in p.lower())
+        return frozenset(names)
+
     def _instance_vars(self) -> dict[tuple, object]:
         """Names bound to an instance of a class of this file: (scope, name) -> ClassInfo, the
         scope being the function, None for module names, or the class for ``self.<attr>``."""
@@ -1282,6 +1392,10 @@ class Flow:
         return out
 
 
+_EVENT_CALLS = frozenset({
+    "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
+    "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
+})
 _BACKWARD_LIKE = re.compile(r"^_*(manual_|run_|do_)?backward(_step|_pass)?$", re.I)
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 _PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})

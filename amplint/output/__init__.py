@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 
+from .._record import Factory, Record
 from ..diagnostics import Diagnostic
 
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 
 
-@dataclass
-class RenderContext:
-    show_fixes: bool = True
-    unsafe_fixes: bool = False
-    fix_mode: bool = False
-    fixed_count: int = 0
-    read_source: object = None  # callable(filename) -> str | None, for the full format
-    rules: list = field(default_factory=list)
+class RenderContext(Record):
+    __slots__ = _fields = ("show_fixes", "unsafe_fixes", "fix_mode", "fixed_count", "read_source", "rules")
+    _defaults = {"show_fixes": True, "unsafe_fixes": False, "fix_mode": False, "fixed_count": 0, "read_source": None,
+                 "rules": Factory(list)}
+    show_fixes: bool
+    unsafe_fixes: bool
+    fix_mode: bool
+    fixed_count: int
+    read_source: object  # callable(filename, cell) -> str | None, for the full format
+    rules: list
 
 
 def render(fmt: str, diagnostics: list[Diagnostic], ctx: RenderContext) -> str:

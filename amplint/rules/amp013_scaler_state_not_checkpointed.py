@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Iterable
 
 from .base import Finding, FixPlan, NodeEdit, Rule
@@ -211,14 +210,19 @@ def _state_handled(model, uf, inside: set[int]) -> bool:
 # --- checkpoint dicts ----------------------------------------------------------------------
 
 
-@dataclass(eq=False)
 class Cand:
-    node: object  # the Dict (or ``dict(...)`` Call)
-    func: object  # the function that builds it
-    stmt: object
-    keys: list[str] = field(default_factory=list)
-    values: list = field(default_factory=list)
-    unknown: bool = False  # ``**splat``, computed keys, ``.update()``, handed to other code
+    """A checkpoint dict under review (a plain class: rule modules are imported at start-up,
+    where ``@dataclass`` costs a millisecond per class)."""
+
+    __slots__ = ("node", "func", "stmt", "keys", "values", "unknown")
+
+    def __init__(self, node, func, stmt, keys=None, values=None, unknown=False) -> None:
+        self.node = node  # the Dict (or ``dict(...)`` Call)
+        self.func = func  # the function that builds it
+        self.stmt = stmt
+        self.keys: list[str] = keys if keys is not None else []
+        self.values: list = values if values is not None else []
+        self.unknown = unknown  # ``**splat``, computed keys, ``.update()``, handed to other code
 
     def is_checkpoint(self) -> bool:
         import libcst as cst

@@ -8,10 +8,10 @@ be linted without paying for LibCST.
 
 from __future__ import annotations
 
-import inspect
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+
+from .._record import Factory, Record
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -29,8 +29,7 @@ SECTIONS = (
 )
 
 
-@dataclass
-class NodeEdit:
+class NodeEdit(Record):
     """A source edit expressed on the tree; the engine turns it into a text :class:`Edit`.
 
     kind:
@@ -40,25 +39,28 @@ class NodeEdit:
       ``delete_stmt``    delete the statement line ``node``.
     """
 
+    __slots__ = _fields = ("kind", "node", "text")
+    _defaults = {"text": ""}
     kind: str
     node: Any
-    text: str = ""
+    text: str
 
 
-@dataclass
-class FixPlan:
+class FixPlan(Record):
+    __slots__ = _fields = ("applicability", "message", "edits")
     applicability: str  # "safe" | "unsafe"
     message: str
     edits: list[NodeEdit]
 
 
-@dataclass
-class Finding:
+class Finding(Record):
+    __slots__ = _fields = ("node", "message", "stmt", "fix", "extra")
+    _defaults = {"message": None, "stmt": None, "fix": None, "extra": Factory(dict)}
     node: Any  # the CST node the diagnostic points at
-    message: str | None = None  # None: the rule's default message
-    stmt: Any = None  # the statement the node belongs to (noqa may sit on its last line)
-    fix: FixPlan | None = None
-    extra: dict = field(default_factory=dict)
+    message: str | None  # None: the rule's default message
+    stmt: Any  # the statement the node belongs to (noqa may sit on its last line)
+    fix: FixPlan | None
+    extra: dict
 
 
 class Rule:
@@ -90,6 +92,8 @@ class Rule:
 
     @classmethod
     def doc(cls) -> str:
+        import inspect
+
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod

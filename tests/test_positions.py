@@ -1,0 +1,66 @@
+"""Positions computed per top-level statement (anchored on CPython's line numbers) equal
+LibCST's whole-module PositionProvider, for every node."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+import pytest
+from helpers import CASES, FIXTURES
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from amplint.engine import Resolver, decode
+
+TRICKY = [
+    "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n\n\n# a comment\nimport torch  # trailing\n\n\n@dec\n# between\n@dec2(\n    1,\n)\n\ndef f(x):\n    return x\n",
+    "import torch\r\n\r\n# c\r\nclass A(object):\r\n    '''doc\r\n    string'''\r\n\r\n    @property\r\n    def x(self): return 1\r\n",
+    "x = 1; y = 2\nif x:\n\tz = (\n\t\t1 +\n\t\t2)\nelse: pass\n",
+    'x = """\nmulti\nline\n""" ; s = torch.amp.GradScaler()\n\n\n\nasync def g():\n    async with a as b:\n        pass\n',
+    "def f():\n    pass\n# trailing comment at the end\n\n",
+    "\n\n\n",
+    "match x:\n    case [1, *rest]:\n        pass\n    case {'a': b}:\n        pass\n",
+    "x = 'é😀'; y = f(a, b)\n",
+]
+
+
+def _all_nodes(module):
+    from amplint.model.build import child_fields
+
+    stack = [module]
+    while stack:
+        n = stack.pop()
+        yield n
+        for name in child_fields(type(n)):
+            v = getattr(n, name)
+            if isinstance(v, (list, tuple)):
+                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+            elif isinstance(v, cst.CSTNode):
+                stack.append(v)
+
+
+def _check(text: str) -> None:
+    module = cst.parse_module(text)
+    full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    resolver = Resolver(module, decode(text.encode()), ast.parse(text))
+    checked = 0
+    for node in _all_nodes(module):
+        if node is module or node not in full:
+            continue
+        r = full[node]
+        assert resolver.position(node) == (r.start.line, r.start.column, r.end.line, r.end.column), (type(node), node)
+        checked += 1
+    assert not resolver._full or not module.body, "fell back to the whole-module provider"
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_tricky_layouts(text):
+    _check(text)
+
+
+SOURCES = sorted(FIXTURES.glob("AMP*/*.py")) + sorted(CASES.rglob("*.py"))[:40]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[f"{p.parent.name}/{p.name}" for p in SOURCES])
+def test_real_files(path):
+    _check(path.read_text(encoding="utf-8"))
