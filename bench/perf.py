@@ -59,10 +59,15 @@ def count(corpus: Path) -> tuple[int, int, list[Path]]:
     return len(files), lines, files
 
 
+# byte-compiled modules, as after a normal install (a shell that sets PYTHONDONTWRITEBYTECODE
+# would make every run recompile amplint's modules)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env or ENV)
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)

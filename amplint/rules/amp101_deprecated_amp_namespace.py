@@ -54,9 +54,10 @@ class DeprecatedAmpNamespace(Rule):
     import error (a configuration flag, a vendor-device test) is reported like any other
     use. A name bound by several imports (`try: from torch.amp import GradScaler` /
     `except ImportError: from torch.cuda.amp import GradScaler`) is not reported at its uses,
-    since which import wins depends on the installed torch. References inside torch-version
-    compatibility tables (torch's own dynamo) are reported; suppress them with
-    `# noqa: AMP101`.
+    since which import wins depends on the installed torch. A deprecated name that is only an
+    entry of a table or an operand of a comparison (`if func in [torch.cuda.amp.autocast,
+    ...]`, as in torch's own dynamo) recognises the API rather than uses it and is not
+    reported; `isinstance(x, (torch.cuda.amp.GradScaler, ...))` is.
 
     ## Fix safety
     The safe fix rewrites each use to the `torch.amp` call with the device of the old
@@ -112,7 +113,7 @@ class DeprecatedAmpNamespace(Rule):
                 quals = view.import_quals(head)
                 if len(quals) > 1:
                     continue  # bound by several imports (a compatibility fallback): unknown
-            if AF.is_compat_code(model, ref.node):
+            if AF.is_compat_code(model, ref.node) or _mentioned_not_used(view, ref.node):
                 continue
             old = _old_name(ref.qual, sym)
             fix = fixer.fix(ref, dev, sym) if exact else None
@@ -122,6 +123,29 @@ class DeprecatedAmpNamespace(Rule):
                 message=self.message.format(old=old, new=AF.replacement(sym, dev)),
                 fix=fix,
             )
+
+
+def _mentioned_not_used(view, node) -> bool:
+    """The name is an entry of a table (a list, tuple, set or dict literal) or an operand of a
+    comparison (``func in [...]``, ``value is torch.cuda.amp.autocast``): code that recognises
+    the deprecated API (torch's own dynamo) rather than uses it. ``isinstance`` / ``issubclass``
+    with a tuple of classes is a use: the deprecated subclass misses new-style objects."""
+    import libcst as cst
+
+    parent = view.parent_of(node)
+    if isinstance(parent, cst.ComparisonTarget) or (isinstance(parent, cst.Comparison) and parent.left is node):
+        return True
+    if isinstance(parent, (cst.DictElement, cst.StarredDictElement)):
+        return True
+    if isinstance(parent, cst.Element):
+        container = view.parent_of(parent)
+        if isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+            arg = view.parent_of(container)
+            call = view.parent_of(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass"):
+                return False
+            return True
+    return False
 
 
 def _old_name(qual: str, sym: str) -> str:
