@@ -30,3 +30,16 @@ class Trainer:
                 loss = self.model(x, y)
             self.scaler.scale(loss).backward()
             self.stepper.step()
+
+
+class Holder:
+    # a class of this file built in a class body, before any method is known
+    def __init__(self, inner):
+        self.inner = inner
+
+
+class Owner:
+    holder = Holder(None)
+
+    def __init__(self):
+        self.other = Holder(self.holder)
