@@ -229,3 +229,15 @@ def test_default_fixtures_dir_is_the_checkouts(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     assert default_fixtures_dir().resolve() == Path(FIXTURES).resolve()
+
+
+def test_fixtures_in_the_current_directory_are_never_run_by_default(tmp_path, monkeypatch):
+    """verify executes what it finds: only the project's own fixtures, or --fixtures DIR."""
+    from amplint.runtime.verify import default_fixtures_dir
+
+    planted = tmp_path / "fixtures" / "AMP001"
+    planted.mkdir(parents=True)
+    for name in ("bad.py", "good.py"):
+        (planted / name).write_text("raise SystemExit('must not run')\n")
+    monkeypatch.chdir(tmp_path)
+    assert default_fixtures_dir().resolve() == Path(FIXTURES).resolve()

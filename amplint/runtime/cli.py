@@ -83,7 +83,7 @@ def _progress(quiet: bool):
               help="Write one PNG per rule (loss and scale, bad vs good) into this folder (needs matplotlib).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the model and the data.")
 @click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, exists=True),
-              help="The fixtures folder (default: ./fixtures, else the checkout's).")
+              help="The fixtures folder to run (default: the project's own fixtures/).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="Seconds before a fixture run is killed.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,

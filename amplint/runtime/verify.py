@@ -101,15 +101,17 @@ class VerifyRun:
 
 
 def default_fixtures_dir() -> Path:
-    """./fixtures when it holds rule folders, else the checkout's fixtures next to the package."""
-    here = Path.cwd() / "fixtures"
-    if here.is_dir() and discover(here):
-        return here
+    """The project's own fixtures: the checkout's ``fixtures/`` next to the package.
+
+    Never the current directory: ``verify`` executes the fixtures it finds, so it runs only the
+    project's, or a folder the user names with ``--fixtures``."""
+    import sys
+
     pkg = Path(__file__).resolve().parents[1]
-    for cand in (pkg.parent / "fixtures", pkg / "fixtures"):
+    for cand in (pkg.parent / "fixtures", pkg / "fixtures", Path(sys.prefix) / "share" / "amplint" / "fixtures"):
         if cand.is_dir() and discover(cand):
             return cand
-    return here
+    return pkg.parent / "fixtures"
 
 
 def discover(fixtures_dir: Path) -> dict[str, Path]:
