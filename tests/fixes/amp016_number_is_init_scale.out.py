@@ -1,0 +1,12 @@
+import torch
+
+
+def train(model, optimizer, loader):
+    scaler = torch.amp.GradScaler(init_scale=1024.0)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()

@@ -1,0 +1,13 @@
+import torch
+
+
+def validate(model, loader, scaler: torch.amp.GradScaler):
+    model.eval()
+    total, worst = 0.0, 0.0
+    with torch.no_grad():
+        for x, y in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(x, y)
+            total += scaler.scale(loss).item()
+            worst = max(worst, float(scaler.scale(loss)))
+    return total / len(loader), worst
