@@ -128,3 +128,35 @@ def test_excluded_path_is_respected(user_repo):
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     assert "Passed" in out, "the hook ran (the file was passed to it) and --force-exclude dropped it"
+
+
+def test_local_hook_snippet_with_installed_amplint(tmp_path, pre_commit_home):
+    """The README's second snippet: a `repo: local` hook running the installed amplint."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (repo / ".pre-commit-config.yaml").write_text(textwrap.dedent(
+        """\
+        repos:
+          - repo: local
+            hooks:
+              - id: amplint
+                name: amplint
+                entry: amplint --force-exclude
+                language: system
+                types_or: [python, pyi, jupyter]
+                require_serial: true
+        """
+    ))
+    git("add", "-A", cwd=repo)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(pre_commit_home))
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
+    inst = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=env)
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    (repo / "train.py").write_text(BAD)
+    git("add", "train.py", cwd=repo)
+    p = commit(repo, env)
+    assert p.returncode != 0 and "train.py:10:9: AMP002" in p.stdout + p.stderr
+    (repo / "train.py").write_text(GOOD)
+    git("add", "train.py", cwd=repo)
+    assert commit(repo, env).returncode == 0
