@@ -55,6 +55,18 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return fs
 
 
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes the model cares about (whitespace, commas and the like left out)."""
+    out: list[cst.CSTNode] = []
+    for name in child_fields(type(node)):
+        v = getattr(node, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
+
+
 _LEAF_TYPES = (
     cst.SimpleString,
     cst.Integer,

@@ -1544,16 +1544,9 @@ def _assigned_heads(node: cst.CSTNode) -> set[str]:
 
 
 def _child_nodes(n: cst.CSTNode):
-    from .build import child_fields
+    from .build import children
 
-    for name in child_fields(type(n)):
-        v = getattr(n, name)
-        if isinstance(v, cst.CSTNode):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                if isinstance(x, cst.CSTNode):
-                    yield x
+    return children(n)
 
 
 _FLOW_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward", "zero_grad", "manual_backward"})

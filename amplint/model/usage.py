@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import names as N
-from .build import NOT_LITERAL, child_fields, expr_key, literal_value
+from .build import NOT_LITERAL, child_fields, children, expr_key, literal_value
 from .names import dotted_text
 from .scalers import owner_class
 from .structure import CallSite, ClassInfo, FunctionInfo
@@ -388,12 +388,7 @@ def mentions(node: cst.CSTNode, pred) -> bool:
                 if any(pred(".".join(parts[:i])) for i in range(1, len(parts))):
                     return True
                 continue
-        for fname in child_fields(type(n)):
-            v = getattr(n, fname)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return False
 
 
@@ -406,12 +401,7 @@ def calls_in(node: cst.CSTNode) -> list[cst.Call]:
             out.append(n)
         if isinstance(n, (cst.Lambda,)):
             continue
-        for fname in child_fields(type(n)):
-            v = getattr(n, fname)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return out
 
 

@@ -152,7 +152,7 @@ def _value_names(func) -> set[str]:
     """Names and attribute names read in ``func`` (callee attributes excluded: ``S.scale(x)``)."""
     import libcst as cst
 
-    from ..model.build import child_fields
+    from ..model.build import children
 
     out: set[str] = set()
     stack = list(func.body)
@@ -172,12 +172,7 @@ def _value_names(func) -> set[str]:
             out.add(n.attr.value)
             stack.append(n.value)
             continue
-        for fname in child_fields(type(n)):
-            v = getattr(n, fname)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return out
 
 
@@ -215,17 +210,12 @@ def _collect_names(node, out: set[str]) -> None:
 def _contains(root, target) -> bool:
     import libcst as cst
 
-    from ..model.build import child_fields
+    from ..model.build import children
 
     stack = [root]
     while stack:
         n = stack.pop()
         if n is target:
             return True
-        for fname in child_fields(type(n)):
-            v = getattr(n, fname)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return False

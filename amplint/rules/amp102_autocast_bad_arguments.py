@@ -266,7 +266,7 @@ def _other_bindings(root, name: str) -> bool:
     (not descending into nested functions and classes below the root)."""
     import libcst as cst
 
-    from ..model.build import child_fields
+    from ..model.build import children
 
     stack = list(root.body.body) if isinstance(root, cst.FunctionDef) and isinstance(root.body, cst.IndentedBlock) else (
         list(root.body) if isinstance(root, cst.Module) else [root])
@@ -299,10 +299,5 @@ def _other_bindings(root, name: str) -> bool:
                     stack2.extend(e.value for e in x.elements)
                 elif isinstance(x, cst.StarredElement):
                     stack2.append(x.value)
-        for f in child_fields(type(n)):
-            v = getattr(n, f)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return False

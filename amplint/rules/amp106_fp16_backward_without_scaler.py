@@ -186,7 +186,7 @@ def _keys(expr) -> set[str]:
     """Dotted names read in ``expr`` and their prefixes (``out.loss`` -> ``out.loss``, ``out``)."""
     import libcst as cst
 
-    from ..model.build import child_fields
+    from ..model.build import children
     from ..model.names import dotted_text
 
     out: set[str] = set()
@@ -202,10 +202,5 @@ def _keys(expr) -> set[str]:
                 continue
         if isinstance(n, (cst.Lambda,)):
             continue
-        for f in child_fields(type(n)):
-            v = getattr(n, f)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+        stack.extend(children(n))
     return out
