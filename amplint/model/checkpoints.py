@@ -1,0 +1,388 @@
+"""Training checkpoints and whether they carry the GradScaler's state (read by AMP013).
+
+A training checkpoint is a ``torch.save`` of a dict that holds optimizer state, whether the dict
+is written inline, built in a variable (keys added by subscript), made by ``dict(...)``,
+returned by a helper of the file, or handed to a helper that saves its parameter. Only code
+that trains with an enabled GradScaler counts, and a module that saves or loads a scaler's
+state anywhere else is taken to handle it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from . import names as N
+from .names import dotted_text
+from .scalers import owner_class
+from .usage import _sub_blocks, calls_in, facts, mentions, name_uses, scaler_ish
+
+_OPT = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|optimi[sz]er$|_optim$|^optimizers?$", re.I)
+_SAVE_WORDS = ("save", "checkpoint", "ckpt", "state")
+_MAX_DEPTH = 3
+
+
+def checkpoints_without_scaler(model) -> list:
+    """(report site or None, checkpoint dict) for every training checkpoint of the file that
+    leaves the scaler's state out, in a module that never saves or loads it elsewhere."""
+    hit = getattr(model, "_checkpoints_without_scaler", None)
+    if hit is None:
+        hit = model._checkpoints_without_scaler = _compute(model)
+    return hit
+
+
+def _compute(model) -> list:
+    uf = facts(model)
+    if not uf.calls("scale", "step"):
+        return []
+    scopes = _training_scopes(model, uf)
+    if not scopes:
+        return []
+    found = [(r, c) for r, c in _candidates(model, lambda f: _in_scope(model, f, scopes)) if c.is_checkpoint()]
+    # scaler state saved inside another checkpoint dict does not excuse this one
+    inside = {id(call) for _r, c in found for v in c.values for call in _calls_in(v)}
+    if not found or _state_handled(model, uf, inside):
+        return []
+    out = []
+    reported: set[int] = set()
+    for report, cand in found:
+        if id(cand.node) in reported or cand.may_hold_scaler(model):
+            continue
+        reported.add(id(cand.node))
+        out.append((report, cand))
+    return out
+
+
+# --- which modules train with a scaler -------------------------------------------------
+
+
+def _training_scopes(model, uf) -> set:
+    """Owner classes (None: plain functions) whose code scales or steps through a scaler that
+    is not literally disabled."""
+    scopes = set()
+    for c in uf.calls("scale", "step"):
+        scopes.add(owner_class(c.func))
+    out = set()
+    for s in scopes:
+        ctors = [c for c in uf.ctors if c.scope is s]
+        if ctors and all(c.enabled is False for c in ctors):
+            continue
+        out.add(s)
+    return out
+
+
+def _in_scope(model, func, scopes) -> bool:
+    """``func`` trains with an enabled scaler, calls code of this file that does, or belongs to
+    a class that keeps a scaler as state (``self.scaler``) and trains with it."""
+    from .usage import facts
+
+    cls = owner_class(func)
+    if cls not in scopes:
+        return False
+    uf = facts(model)
+    touching = getattr(uf, "_amp013_touching", None)
+    if touching is None:
+        touching = {c.func for calls in uf.scaler_calls.values() for c in calls if _enabled(model, c.func, c.recv)}
+        touching |= {c.site.func for c in uf.ctors if c.enabled is not False}
+        uf._amp013_touching = touching
+    frontier, seen = [func], {func}
+    for _ in range(3):
+        nxt = []
+        for f in frontier:
+            if f in touching:
+                return True
+            for c in f.calls:
+                callee = model.callee_of(c)
+                if callee is not None and callee not in seen:
+                    seen.add(callee)
+                    nxt.append(callee)
+        frontier = nxt
+    train_calls = [c for c in uf.calls("scale", "step") if _enabled(model, c.func, c.recv)]
+    if cls is not None:
+        return any(owner_class(c.func) is cls and (c.recv or "").startswith("self.") for c in train_calls)
+    return any(c.recv in model.scalers.module_keys for c in train_calls)
+
+
+def _enabled(model, func, key: str | None) -> bool:
+    """False when every constructor bound to ``key`` (in its scope) says ``enabled=False``."""
+    if key is None:
+        return True
+    kind, scope = model.scalers.scope_of(func, key)
+    ctors = []
+    for c in facts(model).ctors:
+        if key not in c.targets:
+            continue
+        if kind == "local" and c.site.func is not func:
+            continue
+        if kind == "class" and c.scope is not scope:
+            continue
+        ctors.append(c)
+    return not ctors or any(c.enabled is not False for c in ctors)
+
+
+def _calls_in(node) -> list:
+    return calls_in(node)
+
+
+def _state_handled(model, uf, inside: set[int]) -> bool:
+    """The module saves or loads scaler state somewhere (other than inside the checkpoint
+    dicts under review: ``inside`` holds their calls), or hands the scaler to a saver."""
+    from .usage import scaler_ish
+
+    for c in model.calls:
+        if id(c.node) in inside:
+            continue
+        if c.method in ("state_dict", "load_state_dict") and c.recv is not None:
+            if scaler_ish(c.recv) or model.is_scaler(c.func, c.recv):
+                return True
+        callee = (c.text or "").lower()
+        if any(w in callee for w in _SAVE_WORDS):
+            for a in c.node.args:
+                text = dotted_text(a.value)
+                if text is not None and (scaler_ish(text) or model.is_scaler(c.func, text)):
+                    return True
+    return False
+
+
+# --- checkpoint dicts ----------------------------------------------------------------------
+
+
+class Cand:
+    """A checkpoint dict under review."""
+    __slots__ = ("node", "func", "stmt", "keys", "values", "unknown")
+
+    def __init__(self, node, func, stmt, keys=None, values=None, unknown=False) -> None:
+        self.node = node  # the Dict (or ``dict(...)`` Call)
+        self.func = func  # the function that builds it
+        self.stmt = stmt
+        self.keys: list[str] = keys if keys is not None else []
+        self.values: list = values if values is not None else []
+        self.unknown = unknown  # ``**splat``, computed keys, ``.update()``, handed to other code
+
+    def is_checkpoint(self) -> bool:
+        from .usage import calls_in
+
+        for k, v in zip(self.keys, self.values):
+            if "optim" in k.lower() and not (isinstance(v, cst.Name) and v.value == "None"):
+                return True
+        for v in self.values:
+            for call in calls_in(v):
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "state_dict":
+                    recv = dotted_text(f.value) or ""
+                    if _OPT.search(recv.rsplit(".", 1)[-1]):
+                        return True
+        return False
+
+    def may_hold_scaler(self, model) -> bool:
+        if self.unknown:
+            return True
+        if any(w in k.lower() for k in self.keys for w in ("scaler", "amp", "scale")):
+            return True
+        return any(mentions(v, lambda t: scaler_ish(t) or model.is_scaler(self.func, t)) for v in self.values)
+
+
+def _candidates(model, in_scope):
+    """``(report call site or None, Cand)`` for every dict that reaches a save (or is returned by
+    a checkpoint-state method) in a function where ``in_scope(func)`` holds."""
+
+    for site in model.calls:
+        if site.qual not in N.TORCH_SAVE or site.in_lambda:
+            continue
+        obj = site.arg(0, "obj")
+        if obj is None:
+            continue
+        value = obj.value
+        param = _param_name(site.func, value)
+        if param is not None:
+            for caller, arg in _callers(model, site.func, param):
+                if in_scope(caller.func):
+                    for cand in _dicts(model, caller.func, arg, 0, caller):
+                        yield caller, cand
+            continue
+        if not in_scope(site.func):
+            continue
+        for cand in _dicts(model, site.func, value, 0, site):
+            yield site, cand
+    for func in model.functions:
+        name = func.name.lower()
+        if func.is_module or "load" in name or not ("checkpoint" in name or "ckpt" in name):
+            continue
+        if not in_scope(func):
+            continue
+        for ret in _returns(func):
+            values = [ret]
+            if isinstance(ret, cst.Call) and model.call_of.get(ret) is not None and model.callee_of(model.call_of[ret]) is None:
+                values = [a.value for a in ret.args if isinstance(a.value, cst.Name)]  # a checkpoint object
+            elif isinstance(ret, (cst.Tuple, cst.List)):
+                values = [el.value for el in ret.elements if isinstance(el.value, (cst.Name, cst.Dict))]
+            for v in values:
+                for cand in _dicts(model, func, v, 0, ret):
+                    yield None, cand
+
+
+def _param_name(func, value) -> str | None:
+    if isinstance(value, cst.Name) and value.value in func.params and value.value not in func.assigned:
+        return value.value
+    return None
+
+
+def _callers(model, func, param: str):
+    """``(call site, argument expression)`` for each call of ``func`` in this file."""
+    try:
+        index = func.params.index(param)
+    except ValueError:
+        return
+    for c in model.calls:
+        if model.callee_of(c) is not func:
+            continue
+        arg = c.keyword(param)
+        if arg is None:
+            offset = 1 if (c.text or "").startswith(("self.", "cls.")) and func.cls is not None else 0
+            pos = c.positional()
+            i = index - offset
+            arg = pos[i] if 0 <= i < len(pos) else None
+        if arg is not None:
+            yield c, arg.value
+
+
+def _returns(func) -> list:
+    out = []
+
+    def walk(stmts) -> None:
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    if isinstance(small, cst.Return) and small.value is not None:
+                        out.append(small.value)
+            elif not isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                for part in _sub_blocks(s):
+                    walk(part)
+
+    walk(func.body)
+    return out
+
+
+def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
+    """The checkpoint dicts an expression evaluates to (dict literals, ``dict(...)``, names
+    bound to them, same-file helpers returning them)."""
+
+    if depth > _MAX_DEPTH or value is None:
+        return []
+    if isinstance(value, cst.Dict):
+        return [_from_dict(value, func)]
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Name) and value.func.value == "dict":
+            return [_from_dict_call(value, func)]
+        site = model.call_of.get(value)
+        callee = model.callee_of(site) if site is not None else None
+        if callee is None:
+            return []
+        out = []
+        for ret in _returns(callee):
+            out.extend(_dicts(model, callee, ret, depth + 1, None))
+        return out
+    if isinstance(value, cst.Name):
+        name = value.value
+        bindings = [a for a in model.assignments if a.func is func and name in a.targets]
+        out = []
+        for a in bindings:
+            found = _dicts(model, func, a.value, depth + 1, save_site)
+            for cand in found:
+                if cand.stmt is None and cand.func is func:
+                    cand.stmt = a.stmt
+            out.extend(found)
+        if out:
+            sink = save_site.node if save_site is not None and hasattr(save_site, "node") else save_site
+            _extend_by_subscripts(model, func, name, [c for c in out if c.func is func], sink)
+        return out
+    return []
+
+
+def _from_dict(node, func) -> Cand:
+    cand = Cand(node, func, None)
+    for el in node.elements:
+        if isinstance(el, cst.DictElement):
+            k = el.key
+            if isinstance(k, cst.SimpleString):
+                cand.keys.append(str(k.evaluated_value))
+            else:
+                cand.keys.append("")
+                if not isinstance(k, (cst.Integer, cst.Float)):
+                    cand.unknown = True
+            cand.values.append(el.value)
+        else:
+            cand.unknown = True
+    return cand
+
+
+def _from_dict_call(node, func) -> Cand:
+    cand = Cand(node, func, None)
+    for a in node.args:
+        if a.keyword is None:
+            cand.unknown = True
+            continue
+        cand.keys.append(a.keyword.value)
+        cand.values.append(a.value)
+    return cand
+
+
+def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> None:
+    """Follow the name a dict is bound to, from its binding to the next one: ``ckpt["k"] = v``
+    adds a key; ``ckpt.update(...)``, a computed key, or handing the dict to code other than
+    the save (``sink``, a call node) makes its content unknown."""
+
+    uses = name_uses(func, {name})
+    for cand in cands:
+        if cand.stmt is None:
+            continue
+        body = getattr(cand.stmt, "body", ())
+        start = next((u.index for u in uses if u.store and any(u.stmt is small for small in body)), None)
+        if start is None:
+            continue
+        for u in uses:
+            if u.index <= start:
+                continue
+            if u.store:
+                break
+            parent, fname = u.parent()
+            if isinstance(parent, cst.Subscript) and fname == "value":
+                above, _ = u.parent(2)
+                if isinstance(above, cst.AssignTarget):
+                    key = _subscript_key(parent)
+                    assign = u.stmt
+                    if key is None or not isinstance(assign, cst.Assign):
+                        cand.unknown = True
+                    else:
+                        cand.keys.append(key)
+                        cand.values.append(assign.value)
+                continue
+            if isinstance(parent, cst.Attribute) and fname == "value":
+                if parent.attr.value in ("update", "setdefault", "__setitem__", "__ior__"):
+                    cand.unknown = True
+                continue
+            if isinstance(parent, cst.Arg):
+                call, _ = u.parent(2)
+                if call is sink:
+                    continue
+                site = model.call_of.get(call)
+                if site is not None and site.qual in N.TORCH_SAVE:
+                    continue
+                cand.unknown = True
+            if isinstance(parent, cst.AugAssign):
+                cand.unknown = True
+
+
+def _subscript_key(sub) -> str | None:
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    v = sub.slice[0].slice.value
+    if isinstance(v, cst.SimpleString):
+        return str(v.evaluated_value)
+    return None
+
+
+# --- the fix ---------------------------------------------------------------------------
+
+
