@@ -463,6 +463,27 @@ class Resolver:
             severity=rule.severity,
         )
 
+    def _alone_in_block(self, first: int, last: int) -> bool:
+        """The statement on rows first..last is the only one of its block (deleting it must
+        leave a ``pass``): the code line before opens the block, the one after leaves it."""
+        width = len(self._indent(first).expandtabs())
+
+        def code_line(row: int, step: int) -> int | None:
+            while 0 < row <= len(self.lines):
+                text = self.lines[row - 1].strip()
+                if text and not text.startswith("#"):
+                    return row
+                row += step
+            return None
+
+        before = code_line(first - 1, -1)
+        if before is None or len(self._indent(before).expandtabs()) >= width:
+            return False
+        if not self.lines[before - 1].split("#", 1)[0].rstrip().endswith(":"):
+            return False
+        after = code_line(last + 1, 1)
+        return after is None or len(self._indent(after).expandtabs()) < width
+
     def _indent(self, row: int) -> str:
         line = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
         return line[: len(line) - len(line.lstrip(" \t"))]
@@ -488,7 +509,8 @@ class Resolver:
             elif e.kind == "delete_stmt":
                 loc = Location(start.row, 1)
                 stop = Location(end.row + 1, 1)
-                edits.append(Edit(self._indent(start.row) + "pass" + nl if e.text == "pass" else "", loc, stop))
+                alone = e.text == "pass" or self._alone_in_block(start.row, end.row)
+                edits.append(Edit(self._indent(start.row) + "pass" + nl if alone else "", loc, stop))
             else:  # pragma: no cover
                 raise ValueError(f"unknown edit kind {e.kind}")
         if not edits:

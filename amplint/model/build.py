@@ -198,8 +198,10 @@ class Builder:
 
     def block(self, stmts: Iterable[cst.CSTNode], ctx: "_Ctx") -> None:
         eval_region: Region | None = None
+        grad_region: Region | None = None  # after a bare ``torch.set_grad_enabled(False)``
         for s in stmts:
             c = ctx if eval_region is None else ctx.push(eval_region)
+            c = c if grad_region is None else c.push(grad_region)
             self.stmt(s, c)
             toggle = _eval_toggle(s)
             if toggle is not None:
@@ -210,6 +212,24 @@ class Builder:
                         self.regions.append(eval_region)
                 else:
                     eval_region = None
+            mode, call = self._grad_toggle(s)
+            if mode is False and grad_region is None:
+                grad_region = Region("no_grad", node=call)
+                self.regions.append(grad_region)
+            elif mode is not None and mode is not False:
+                grad_region = None
+
+    def _grad_toggle(self, s: cst.CSTNode) -> tuple[object, cst.Call | None]:
+        """A statement ``torch.set_grad_enabled(False)``: (False, call); ``(True)`` or a
+        variable: (True or NOT_LITERAL, call); anything else: (None, None)."""
+        if not isinstance(s, cst.SimpleStatementLine):
+            return None, None
+        for small in s.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                call = small.value
+                if self.imports.qualify(call.func) in N.SET_GRAD_ENABLED:
+                    return _arg_value(list(call.args), 0, "mode"), call
+        return None, None
 
     def stmt(self, s: cst.CSTNode, ctx: "_Ctx") -> None:
         t = type(s)

@@ -338,6 +338,7 @@ class Flow:
         self.classes_by_name = {c.name: c for c in model.classes}
         self.self_aliases = self._class_aliases()
         self.interesting = self._interesting_conditions()
+        self._fsdp_models = self._fsdp_bound()
         self._transparency: dict[FunctionInfo, bool] = {}
         self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
         self._scaler_names = self._names_of_scalers()
@@ -689,7 +690,7 @@ class Flow:
             if qual in N.CLIP_FUNCTIONS:
                 self.observe(frame, "clip", cs.node, cs, None, None, states)
                 return states
-            if qual in N.NORM_FUNCTIONS:
+            if qual in N.NORM_FUNCTIONS or qual in _GRAD_EDIT_FUNCTIONS:
                 first = cs.arg(0, "input")
                 if first is not None and _mentions_grad(first.value):
                     self.observe(frame, "clip", cs.node, cs, None, None, states)
@@ -697,6 +698,15 @@ class Flow:
             if qual.startswith("torch.") or qual.split(".", 1)[0] in _PURE_MODULES:
                 return states
         if m == "norm" and _mentions_grad(cs.recv_node):
+            self.observe(frame, "clip", cs.node, cs, None, None, states)
+            return states
+        if m in _GRAD_EDITS and _mentions_grad(cs.recv_node):
+            # ``p.grad.clamp_(-1, 1)``, ``p.grad.data.nan_to_num_()``: an edit that is not a
+            # rescaling gives a different result on scaled gradients
+            self.observe(frame, "clip", cs.node, cs, None, None, states)
+            return states
+        if m == "clip_grad_norm_" and recv is not None and recv in self._fsdp_models:
+            # FSDP's own ``model.clip_grad_norm_()`` does not unscale either
             self.observe(frame, "clip", cs.node, cs, None, None, states)
             return states
         if m == "zero_grad":
@@ -746,6 +756,10 @@ class Flow:
         for c in func.calls:
             last = (c.text or c.method or "").rsplit(".", 1)[-1]
             if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or _BACKWARD_LIKE.match(last):
+                return False
+            if c.method in _GRAD_EDITS and _mentions_grad(c.recv_node):
+                return False
+            if c.qual in _GRAD_EDIT_FUNCTIONS:
                 return False
             if c.qual is not None and (c.qual in N.CLIP_FUNCTIONS or c.qual in N.NORM_FUNCTIONS
                                        or c.qual in N.AUTOGRAD_BACKWARD or c.qual in N.AUTOGRAD_GRAD):
@@ -1136,6 +1150,16 @@ class Flow:
             out.add(st)
         return out
 
+    def _is_enabled_test(self, frame: Frame, test: cst.BaseExpression) -> bool | None:
+        """``S.is_enabled()`` -> True, ``not S.is_enabled()`` -> False, else None."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._is_enabled_test(frame, test.expression)
+            return None if inner is None else not inner
+        if (isinstance(test, cst.Call) and not test.args and isinstance(test.func, cst.Attribute)
+                and test.func.attr.value == "is_enabled" and self.is_scaler(frame, expr_key(test.func.value))):
+            return True
+        return None
+
     def _interesting_conditions(self) -> set[str]:
         """Condition texts tested more than once in the file, or naming a scaler: only those can
         correlate two branches, so only those are remembered on a path."""
@@ -1147,6 +1171,11 @@ class Flow:
         return {k for k, n in counts.items() if n > 1}
 
     def assume(self, frame: Frame, test: cst.BaseExpression, value: bool, states: set[State]) -> set[State]:
+        enabled = self._is_enabled_test(frame, test)
+        if enabled is not None:
+            # the analysis follows an enabled scaler (a disabled one does nothing): the branch
+            # taken when ``scaler.is_enabled()`` is false does not exist for it
+            return states if enabled == value else set()
         facts = self.cond_facts(frame, test, value)
         if not facts:
             return states
@@ -1297,6 +1326,16 @@ class Flow:
     def _escape_return(self, frame: Frame, small: cst.Return, states: set[State]) -> None:
         return None
 
+    def _fsdp_bound(self) -> frozenset[str]:
+        """Names bound to an FSDP-wrapped module (``model = FSDP(model)``)."""
+        out = set()
+        for a in self.m.assignments:
+            if isinstance(a.value, cst.Call):
+                q = self.m.imports.qualify(a.value.func) or dotted_text(a.value.func) or ""
+                if q in N.FSDP or q.rsplit(".", 1)[-1] in ("FSDP", "FullyShardedDataParallel"):
+                    out.update(t for t in a.targets if t is not None)
+        return frozenset(out)
+
     def _names_of_scalers(self) -> frozenset[str]:
         """Every name component that holds a scaler somewhere in the file (``scaler``,
         ``grad_scaler``, ``_scaler``...), the configured names, and any name mentioning scaler."""
@@ -1392,6 +1431,8 @@ class Flow:
         return out
 
 
+_GRAD_EDITS = frozenset({"clamp_", "clamp", "clip_", "clip", "nan_to_num_", "nan_to_num", "masked_fill_", "sign_"})
+_GRAD_EDIT_FUNCTIONS = frozenset({"torch.clamp", "torch.clip", "torch.nan_to_num", "torch.clamp_", "torch.nan_to_num_"})
 _EVENT_CALLS = frozenset({
     "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
     "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",

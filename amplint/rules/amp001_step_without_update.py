@@ -49,8 +49,10 @@ class StepWithoutUpdate(Rule):
 
     ## Known problems
     A scaler handed to code outside the file (a callback, a framework) may be updated
-    there; amplint then draws no conclusion. An `update()` made at the top of the next
-    iteration is reported, although it works.
+    there; amplint then draws no conclusion. A loop whose optimizer is rebuilt each iteration
+    hides the step-after-step error at runtime; amplint still reports the step (the scale never
+    adapts). A flag that records whether a step ran (`if stepped: scaler.update()` at the top
+    of the loop) is not followed: the update looks optional.
 
     ## Fix safety
     An unsafe fix inserts `scaler.update()` right after the step when the step is the only one
@@ -80,10 +82,16 @@ class StepWithoutUpdate(Rule):
                 hit = st.stage_of(obs.scaler, obs.opt)
                 if hit is not None and hit[0] == STEPPED and hit[1] is not None:
                     steps.add(hit[1])
-        for obs in model.observations("backedge"):
+        # A scaler built in this very iteration is rebuilt before its next step, so no second
+        # step can meet the first one: its missing update shows at the loop's back edge (the
+        # scale never adapts). Any other scaler's next step does meet it (above), and an update
+        # made at the top of the next iteration, before that step, is not a finding.
+        rebuilt = {obs.scaler for obs in model.observations("recreate")}
+        for obs in model.observations("backedge") if rebuilt else ():
             for st in obs.states:
-                for _s, _o, kind, node in st.stage:
-                    if kind == STEPPED:
+                fresh = {x[0] for x in st.fresh} & rebuilt
+                for s, _o, kind, node in st.stage:
+                    if kind == STEPPED and s in fresh:
                         steps.add(node)
         steps |= _never_updated(model)
         sites = sites_by_node(model)

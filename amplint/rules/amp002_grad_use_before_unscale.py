@@ -8,12 +8,14 @@ from .common import dedupe
 
 class GradUseBeforeUnscale(Rule):
     """## What it does
-    Checks for gradient clipping, or gradient-norm reads, while the gradients are still
-    multiplied by the loss scale: after `scaler.scale(loss).backward()` and before
+    Checks for gradient clipping, gradient-norm reads or gradient edits while the gradients
+    are still multiplied by the loss scale: after `scaler.scale(loss).backward()` and before
     `scaler.unscale_(optimizer)` on that path. Covers `torch.nn.utils.clip_grad_norm_`,
-    `clip_grad_value_`, `clip_grads_with_norm_`, `get_total_norm`, and norms of `.grad`
-    (`p.grad.norm()`, `torch.norm(p.grad)`), also when the clip sits in a helper or another
-    method of the same class that runs between backward and step.
+    `clip_grad_value_`, `clip_grads_with_norm_`, `get_total_norm`, an FSDP module's own
+    `clip_grad_norm_()`, norms of `.grad` (`p.grad.norm()`, `torch.norm(p.grad)`) and edits
+    that are not a rescaling (`p.grad.clamp_(-1, 1)`, `torch.nan_to_num(p.grad)`), also when
+    the clip sits in a helper or another method of the same class that runs between backward
+    and step.
 
     The finding is reported on the clip (or norm) call.
 
@@ -49,10 +51,13 @@ class GradUseBeforeUnscale(Rule):
     optimizers, an `unscale_` of any of them counts as unscaling.
 
     ## Fix safety
-    The fix inserts `scaler.unscale_(optimizer)` before the clip. It is safe when the function
-    steps exactly one optimizer through the scaler and nothing unscales it yet: the scaler's
-    `step` then skips its own unscale. With several optimizers, or an `unscale_` already
-    present, no fix is offered.
+    The fix inserts `scaler.unscale_(optimizer)` before the clip (before the loop around it,
+    for a per-parameter edit). It is safe when the function steps exactly one optimizer
+    through the scaler, nothing unscales it yet, and the clip runs before that step in the
+    same block (or in a statement of that block): the scaler's `step` then skips its own
+    unscale. With several optimizers, an `unscale_` already present, or a clip that runs on
+    iterations without a step (every accumulation micro-step while the step is gated, where
+    a second `unscale_` would raise), no fix is offered.
 
     ## References
     - [AMP examples: working with unscaled gradients (gradient clipping)](https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-clipping)
@@ -107,6 +112,36 @@ def _fix(model, site, scaler: str, opt: str | None, title: str) -> FixPlan | Non
     func = site.func
     if any(c.method == "unscale_" and c.recv == scaler for c in func.calls):
         return None
-    if sum(1 for c in func.calls if c.method == "step" and c.recv == scaler) != 1:
+    steps = [c for c in func.calls if c.method == "step" and c.recv == scaler]
+    if len(steps) != 1:
         return None
-    return FixPlan("safe", title.format(scaler=scaler, opt=opt), [NodeEdit("insert_before", site.stmt, f"{scaler}.unscale_({opt})")])
+    # a clip inside a loop of its own (``for p in params: p.grad.clamp_()``) is unscaled once,
+    # before that loop: an ``unscale_`` per parameter would raise
+    inner = [loop for loop in site.loops if loop not in steps[0].loops]
+    anchor = inner[0] if inner else site.stmt
+    if not _runs_before_step(model, func, anchor, steps[0].stmt):
+        # e.g. a clip on every accumulation micro-step with the step gated: an
+        # ``unscale_`` there would run twice before one step (AMP005, a RuntimeError)
+        return None
+    return FixPlan("safe", title.format(scaler=scaler, opt=opt), [NodeEdit("insert_before", anchor, f"{scaler}.unscale_({opt})")])
+
+
+def _runs_before_step(model, func, anchor, step_stmt) -> bool:
+    """``anchor`` sits in the step's block (or in a statement of it) before the step.
+
+    Then every pass through the anchor is followed by that step in the same iteration.
+    """
+    from ..model.build import children
+    from ._sequence import enclosing_block
+
+    block, index = enclosing_block(model, func, step_stmt)
+    if block is None:
+        return False
+    for stmt in block[:index]:
+        stack = [stmt]
+        while stack:
+            n = stack.pop()
+            if n is anchor:
+                return True
+            stack.extend(children(n))
+    return False

@@ -53,7 +53,8 @@ class UpdateWithoutStep(Rule):
     A step and an update guarded by two different conditions that are always equal (say
     `if step_now:` and `if (i + 1) % accum == 0:`) are not seen as correlated, and the update
     is reported. Steps made by unknown code that receives the scaler make the scaler's state
-    unknown, and nothing is reported.
+    unknown, and nothing is reported. `update(new_scale=...)` (a manual cap or back-off) checks
+    no inf flags and is never reported.
 
     ## Fix safety
     When the `update()` directly follows an `if` block (without `else`) that steps through the
@@ -79,6 +80,8 @@ class UpdateWithoutStep(Rule):
             site = obs.site
             if site is None or id(obs.node) in seen or in_eval_code(obs):
                 continue
+            if site.node.args:
+                continue  # ``update(new_scale=...)`` sets the scale and checks nothing: never raises
             # after an ``optimizer.step()`` that bypassed the scaler AMP003 reports the cause
             if not any(st.all_ready(obs.scaler) and not st.speculative and not st.bypassed(obs.scaler)
                        for st in obs.states):

@@ -12,9 +12,12 @@ class ScalerInEval(Rule):
     """## What it does
     Checks for GradScaler calls (`scale`, `unscale_`, `step`, `update`) in evaluation code:
 
-    - anywhere in a grad-disabled region: the body of `with torch.no_grad()`,
-      `torch.inference_mode()` or `torch.set_grad_enabled(False)`, or a function decorated
-      with `@torch.no_grad()` / `@torch.inference_mode()`, also through helpers called there;
+    - in a grad-disabled region: the body of `with torch.no_grad()`, `torch.inference_mode()`
+      or `torch.set_grad_enabled(False)` (also after a bare `torch.set_grad_enabled(False)`
+      in the same block), or a function decorated with `@torch.no_grad()` /
+      `@torch.inference_mode()`, also through helpers called there: `scale()` always, and
+      `unscale_` / `step` / `update` when no scaled backward precedes them (an optimizer step
+      decorated `@torch.no_grad()` after the backward is a training step);
     - in an eval-mode region (after `model.eval()` and before `model.train()` in the same
       block) or an evaluation function (named like `validate`, `evaluate`, `eval_*`, `val_*`;
       see the `eval-function-patterns` option), when that region runs no backward.
@@ -94,7 +97,7 @@ class ScalerInEval(Rule):
 
 def _where(obs) -> str | None:
     r = obs.grad_disabled
-    if r is not None:
+    if r is not None and (obs.kind == "scale" or _no_backward_before(obs)):
         return "gradients are disabled here"
     for r in reversed(obs.regions):
         if r.kind == "eval" and not r.has_backward:
@@ -103,6 +106,24 @@ def _where(obs) -> str | None:
         if r.kind == "eval_name" and not r.has_backward:
             return "an evaluation function with no backward"
     return None
+
+
+def _no_backward_before(obs) -> bool:
+    """``unscale_`` / ``step`` / ``update`` under ``no_grad`` are evaluation code only when no
+    scaled backward precedes them: an optimizer step decorated ``@torch.no_grad()`` right after
+    the backward is a training step (it trains normally). Only known states count."""
+    s = obs.scaler
+    for st in obs.states:
+        if s not in st.known and not st.stages(s):
+            continue  # nothing known about this scaler on this path
+        if obs.kind == "update":
+            if st.all_ready(s):
+                return True
+        else:
+            grads = st.grads_of(s)
+            if not st.scaled_backwards(s) and (grads is None or grads[0] == "clean"):
+                return True
+    return False
 
 
 def _fix(model, site, kind: str) -> FixPlan | None:
