@@ -16,8 +16,8 @@ unknown state never produces a finding.
 
 Rules do not run this; they read :class:`Observation` s: every event with the set of states
 that reach it (``model.flow.observations``).  States also say how trustworthy their path is
-(``State.speculative``: through an ``except`` handler, or re-branching on a condition whose
-outcome widening forgot), and :meth:`Flow.alternatives` gives the calls of the exclusive arms
+(``State.speculative``: through an ``except`` handler, past a ``for`` loop that changes the
+scaler's state without running once, or re-branching on a condition whose outcome widening forgot), and :meth:`Flow.alternatives` gives the calls of the exclusive arms
 of the branches around a call, for rules that must recognise conditional AMP.
 """
 
@@ -177,7 +177,8 @@ class State:
     @property
     def speculative(self) -> bool:
         """A path that rules needing exact paths should not trust: through an ``except`` handler
-        (the exception assumed raised before the try body's events), or one that branched again
+        (the exception assumed raised before the try body's events), past a ``for`` loop that
+        ran zero times although its body changes the state, or one that branched again
         on a condition whose earlier outcome widening had dropped."""
         return self.handled or self.approx
 
@@ -572,6 +573,7 @@ class Flow:
         out = Outs()
         body = _body(s.body)
         carried: set[State] = set()
+        iterated: set[State] = set()
         for _ in range(MAX_LOOP_PASSES):
             body_in = head
             if isinstance(s, cst.For):
@@ -591,6 +593,7 @@ class Flow:
                 carried |= back
             else:
                 back = {self._next_iteration(st, canon_assigned) for st in back}
+                iterated |= back
             new_head = self.widen(entry | back)
             if new_head == head:
                 break
@@ -598,6 +601,11 @@ class Flow:
         exits: set[State] = set()
         if not infinite:
             exits = head if isinstance(s, cst.For) else self.assume(frame, s.test, False, head)
+            if isinstance(s, cst.For) and not per_opt and iterated:
+                # a training loop that never runs once (an empty loader) is not what anyone means:
+                # the path that skips it is kept, but as speculative
+                exits = self.widen({st.replace(approx=True) if st in entry and st not in iterated else st
+                                    for st in exits})
             if per_opt and carried:
                 exits = self.widen(carried)  # at least one optimizer was stepped
         ret = out.ret if per_opt else {self._new_iteration(st) for st in out.ret}

@@ -54,7 +54,8 @@ class UpdateWithoutStep(Rule):
     `if step_now:` and `if (i + 1) % accum == 0:`) are not seen as correlated, and the update
     is reported. Steps made by unknown code that receives the scaler make the scaler's state
     unknown, and nothing is reported. `update(new_scale=...)` (a manual cap or back-off) checks
-    no inf flags and is never reported.
+    no inf flags and is never reported. An update after a `for` loop that steps is not
+    reported for the case where that loop runs zero times (an empty loader).
 
     ## Fix safety
     When the `update()` directly follows an `if` block (without `else`) that steps through the
