@@ -67,6 +67,17 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """``target`` is ``root`` or one of its descendants (by identity)."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is target:
+            return True
+        stack.extend(children(n))
+    return False
+
+
 _LEAF_TYPES = (
     cst.SimpleString,
     cst.Integer,

@@ -698,14 +698,16 @@ class Flow:
             if qual in N.CLIP_FUNCTIONS:
                 self.observe(frame, "clip", cs.node, cs, None, None, states)
                 return states
-            if qual in N.NORM_FUNCTIONS or qual in _GRAD_EDIT_FUNCTIONS:
+            if qual in N.NORM_FUNCTIONS or qual in _GRAD_EDIT_FUNCTIONS or qual in _GRAD_READ_FUNCTIONS:
                 first = cs.arg(0, "input")
-                if first is not None and _mentions_grad(first.value):
+                if first is not None and _mentions_grad(first.value) and not _predicate_chain(first.value):
                     self.observe(frame, "clip", cs.node, cs, None, None, states)
                 return states
             if qual.startswith("torch.") or qual.split(".", 1)[0] in _PURE_MODULES:
                 return states
-        if m == "norm" and _mentions_grad(cs.recv_node):
+        if m in _GRAD_READS and _mentions_grad(cs.recv_node) and not _predicate_chain(cs.recv_node):
+            # ``p.grad.norm()``, ``p.grad.pow(2).sum()``, ``p.grad.abs().max()``: a magnitude
+            # read from scaled gradients is the scale times too large
             self.observe(frame, "clip", cs.node, cs, None, None, states)
             return states
         if m in _GRAD_EDITS and _mentions_grad(cs.recv_node):
@@ -765,9 +767,9 @@ class Flow:
             last = (c.text or c.method or "").rsplit(".", 1)[-1]
             if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or _BACKWARD_LIKE.match(last):
                 return False
-            if c.method in _GRAD_EDITS and _mentions_grad(c.recv_node):
+            if (c.method in _GRAD_EDITS or c.method in _GRAD_READS) and _mentions_grad(c.recv_node):
                 return False
-            if c.qual in _GRAD_EDIT_FUNCTIONS:
+            if c.qual in _GRAD_EDIT_FUNCTIONS or c.qual in _GRAD_READ_FUNCTIONS:
                 return False
             if c.qual is not None and (c.qual in N.CLIP_FUNCTIONS or c.qual in N.NORM_FUNCTIONS
                                        or c.qual in N.AUTOGRAD_BACKWARD or c.qual in N.AUTOGRAD_GRAD):
@@ -1441,6 +1443,14 @@ class Flow:
 
 _GRAD_EDITS = frozenset({"clamp_", "clamp", "clip_", "clip", "nan_to_num_", "nan_to_num", "masked_fill_", "sign_"})
 _GRAD_EDIT_FUNCTIONS = frozenset({"torch.clamp", "torch.clip", "torch.nan_to_num", "torch.clamp_", "torch.nan_to_num_"})
+# reductions that read a gradient's magnitude (``p.grad.pow(2).sum()``, ``p.grad.abs().max()``)
+_GRAD_READS = frozenset({"norm", "sum", "mean", "max", "amax", "std", "var"})
+_GRAD_READ_FUNCTIONS = frozenset({"torch.sum", "torch.mean", "torch.max", "torch.amax", "torch.std", "torch.var"})
+# element tests whose result does not depend on the scale (``p.grad.isnan().sum()``)
+_PREDICATES = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "eq", "ne", "gt", "ge", "lt", "le", "bool", "sign",
+    "logical_not", "logical_and", "logical_or", "nonzero", "count_nonzero", "any", "all", "__eq__", "__ne__",
+})
 _EVENT_CALLS = frozenset({
     "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
     "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
@@ -1672,6 +1682,35 @@ def _mentions_grad(node: cst.CSTNode | None) -> bool:
         else:
             return False
     return False
+
+
+def _predicate_chain(node: cst.CSTNode | None) -> bool:
+    """The method chain on a ``.grad`` goes through an element test (``isnan``, ``eq`` ...)."""
+    n = node
+    while n is not None:
+        if isinstance(n, cst.Call):
+            f = n.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _PREDICATES:
+                return True
+            n = f
+        elif isinstance(n, cst.Attribute):
+            n = n.value
+        elif isinstance(n, cst.Subscript):
+            n = n.value
+        else:
+            return False
+    return False
+
+
+def grad_use(site: CallSite) -> str:
+    """What a ``clip`` observation does to the gradients: "clip" (a clip function, FSDP's
+    ``clip_grad_norm_``), "edit" (``p.grad.clamp_()``, ``torch.nan_to_num(p.grad)``) or "read"
+    (a norm or another magnitude of the gradients)."""
+    if site.qual in N.CLIP_FUNCTIONS and not site.qual.endswith("get_total_norm") or site.method == "clip_grad_norm_":
+        return "clip"
+    if site.method in _GRAD_EDITS or site.qual in _GRAD_EDIT_FUNCTIONS:
+        return "edit"
+    return "read"
 
 
 def _compact(text: str) -> str:

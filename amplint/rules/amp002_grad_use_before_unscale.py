@@ -12,12 +12,14 @@ class GradUseBeforeUnscale(Rule):
     are still multiplied by the loss scale: after `scaler.scale(loss).backward()` and before
     `scaler.unscale_(optimizer)` on that path. Covers `torch.nn.utils.clip_grad_norm_`,
     `clip_grad_value_`, `clip_grads_with_norm_`, `get_total_norm`, an FSDP module's own
-    `clip_grad_norm_()`, norms of `.grad` (`p.grad.norm()`, `torch.norm(p.grad)`) and edits
+    `clip_grad_norm_()`, norms and other magnitudes of `.grad` (`p.grad.norm()`,
+    `torch.norm(p.grad)`, `p.grad.pow(2).sum()`, `p.grad.abs().max()`; element tests such as
+    `p.grad.isnan().sum()` do not depend on the scale and are not reported) and edits
     that are not a rescaling (`p.grad.clamp_(-1, 1)`, `torch.nan_to_num(p.grad)`), also when
     the clip sits in a helper or another method of the same class that runs between backward
     and step.
 
-    The finding is reported on the clip (or norm) call.
+    The finding is reported on the clip (or norm, or edit) call, once per statement.
 
     ## Why is this bad?
     The gradients are still scaled by S (65536 by default). `clip_grad_norm_` sees a norm S
@@ -72,20 +74,35 @@ class GradUseBeforeUnscale(Rule):
     reported_on = "the clip or norm call"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.flow import grad_use
+
+        reported: set[int] = set()
         for obs in model.observations("clip"):
             scaled = [s for st in obs.states for s, _node in st.scaled_grads()]
             if not scaled or obs.site is None:
                 continue
             site = obs.site
+            if id(site.stmt) in reported:
+                continue  # ``p.grad.norm().max()``: one finding per statement
+            reported.add(id(site.stmt))
             scaler_key = scaled[0]
             scaler, opt = _scaler_and_optimizer(model, site, scaler_key)
-            clip = (site.text or "clip").rsplit(".", 1)[-1]
+            clip = site.method or (site.text or site.qual or "clip").rsplit(".", 1)[-1]
+            message = _MESSAGES[grad_use(site)]
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
-                message=self.message.format(scaler=scaler, opt=opt or "optimizer", clip=clip),
+                message=message.format(scaler=scaler, opt=opt or "optimizer", clip=clip),
                 fix=_fix(model, site, scaler, opt, self.fix_title),
             )
+
+
+_MESSAGES = {
+    "clip": GradUseBeforeUnscale.message,
+    "edit": "Gradients are edited while still scaled: call `{scaler}.unscale_({opt})` before `{clip}`",
+    "read": "Gradient norms are read while still scaled (the scale times too large): "
+            "call `{scaler}.unscale_({opt})` before `{clip}`",
+}
 
 
 def _scaler_and_optimizer(model, site, scaler_key: str) -> tuple[str, str | None]:
@@ -131,17 +148,10 @@ def _runs_before_step(model, func, anchor, step_stmt) -> bool:
 
     Then every pass through the anchor is followed by that step in the same iteration.
     """
-    from ..model.build import children
+    from ..model.build import contains
     from ._sequence import enclosing_block
 
     block, index = enclosing_block(model, func, step_stmt)
     if block is None:
         return False
-    for stmt in block[:index]:
-        stack = [stmt]
-        while stack:
-            n = stack.pop()
-            if n is anchor:
-                return True
-            stack.extend(children(n))
-    return False
+    return any(contains(stmt, anchor) for stmt in block[:index])

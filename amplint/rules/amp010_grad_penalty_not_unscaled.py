@@ -181,11 +181,13 @@ def _result_names(site) -> set[str] | None:
     is discarded or stored somewhere we do not follow."""
     import libcst as cst
 
+    from ..model.build import contains
+
     stmt = site.stmt
     if not isinstance(stmt, cst.SimpleStatementLine):
         return set()
     for small in stmt.body:
-        if isinstance(small, cst.Assign) and _contains(small.value, site.node):
+        if isinstance(small, cst.Assign) and contains(small.value, site.node):
             names: set[str] = set()
             for t in small.targets:
                 _collect_names(t.target, names)
@@ -205,17 +207,3 @@ def _collect_names(node, out: set[str]) -> None:
             _collect_names(el.value, out)
     elif isinstance(node, cst.StarredElement):
         _collect_names(node.value, out)
-
-
-def _contains(root, target) -> bool:
-    import libcst as cst
-
-    from ..model.build import children
-
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n is target:
-            return True
-        stack.extend(children(n))
-    return False

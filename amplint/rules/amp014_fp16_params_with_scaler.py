@@ -50,8 +50,10 @@ class Fp16ParamsWithScaler(Rule):
     ## Known problems
     The link between a module and its optimizer is made by name (`model.parameters()` in the
     optimizer constructor, `scaler.step(optimizer)`); a model and optimizer built by other
-    modules are seen only through the function that trains them. Conditional conversions are
-    not reported, even when the condition is the one that enables the scaler.
+    modules are seen only through the function that trains them. A module put in `eval()`
+    mode and never back in `train()` mode counts as frozen (a teacher) unless an optimizer
+    the scaler steps is known to hold its parameters. Conditional conversions are not
+    reported, even when the condition is the one that enables the scaler.
 
     ## Fix safety
     Removing the conversion is offered as an unsafe fix: the fp16 weights may be intended
@@ -88,7 +90,10 @@ class Fp16ParamsWithScaler(Rule):
             keys = _module_keys(model, site)
             if not keys or _in_eval(site) or guarded(site.func, site.stmt) or any(_frozen(model, k) for k in keys):
                 continue
-            if not _trained(model, site, keys, optimizers, stepped, steps):
+            trained = _trained(model, site, keys, optimizers, stepped, steps)
+            # ``m.eval()`` with no ``m.train()`` marks a frozen teacher, unless the scaler's
+            # optimizer is known to hold ``m``'s parameters (validation after training)
+            if not trained or (trained != "held" and any(_only_evaluated(model, k) for k in keys)):
                 continue
             yield Finding(
                 node=site.node,
@@ -187,12 +192,25 @@ def _frozen(model, key: str) -> bool:
     for c in model.calls:
         if c.recv != key:
             continue
-        if c.method == "eval" or (c.method in ("requires_grad_", "train") and c.node.args and _false(c.node.args[0].value)):
+        if c.method in ("requires_grad_", "train") and c.node.args and _false(c.node.args[0].value):
             return True
         if c.method in ("parameters", "named_parameters") and isinstance(c.stmt, cst.For):
             if "requires_grad" in model.code_for(c.stmt.body):
                 return True
     return False
+
+
+def _only_evaluated(model, key: str) -> bool:
+    """``key.eval()`` is called and ``key.train()`` (to train mode) never is."""
+    evaluated = False
+    for c in model.calls:
+        if c.recv != key:
+            continue
+        if c.method == "eval":
+            evaluated = True
+        elif c.method == "train" and not (c.node.args and _false(c.node.args[0].value)):
+            return False
+    return evaluated
 
 
 def _false(node) -> bool:
@@ -282,10 +300,10 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
             if not any(_is_stepped(t, stepped) for t in targets):
                 continue
             if steps_after:
-                return True
+                return "held"
             if ctor_func is func or func.name.startswith(_SETUP_NAMES):
                 if not any(s.func is func for s in steps):  # not "convert after the training loop"
-                    return True
+                    return "held"
         return False
     if not steps_after or any(p in k.rsplit(".", 1)[-1].lower() for k in keys for p in _NOT_TRAINED):
         return False

@@ -22,7 +22,8 @@ class ScaledLossAsMetric(Rule):
     Checks for the output of `scaler.scale(x)` used as a number for logging or metrics:
     `scaler.scale(loss).item()`, `float(scaler.scale(loss))`, or a name bound to
     `scaler.scale(loss)` that is then printed, logged, appended to a list, formatted or
-    accumulated (`total += scaled.item()`). Backpropagating it
+    accumulated (`total += scaled.item()`), or converted and returned (`return scaled.item()`).
+    Backpropagating it
     (`scaler.scale(loss).backward()`) is of course fine.
 
     The finding is reported on the use that turns the scaled value into a metric (for a
@@ -204,8 +205,8 @@ def _classify(use) -> str:
             continue
         if isinstance(p, cst.AugAssign) and fname == "value" and isinstance(p.operator, cst.AddAssign):
             return "metric"
-        if isinstance(p, cst.Assign) and fname == "value" and converted:
-            return "metric"
+        if isinstance(p, (cst.Assign, cst.Return)) and fname == "value" and converted:
+            return "metric"  # a Python number is kept or handed back: only a metric can use it
         return "other"
     return "other"
 
