@@ -72,6 +72,7 @@ class _Walker:
         self.extra = extra
         self.device_names: set[str] = set()
         self.name_args: list[str] = []  # names passed to autocast (suspicious if a torch.device)
+        self.device_passed = False  # ``f(torch.device(...))``: a parameter may hold a torch.device
         self.handlers = {
             ast.FunctionDef: self._decorated,
             ast.AsyncFunctionDef: self._decorated,
@@ -108,7 +109,7 @@ class _Walker:
                 elif isinstance(v, AST):
                     push(v)
         f = self.facts
-        if any(n in self.device_names for n in self.name_args):
+        if self.name_args and (self.device_passed or any(n in self.device_names for n in self.name_args)):
             f.suspicious_autocast_args = True
         if f.scale_call and f.backward:
             f.scaler_evidence = True  # ``x.scale(loss).backward()``: evidence by use
@@ -182,6 +183,10 @@ class _Walker:
         f = self.facts
         func = node.func
         name = _last(func)
+        if not self.device_passed:
+            for a in node.args + [k.value for k in node.keywords]:
+                if isinstance(a, ast.Call) and _last(a.func) == "device":
+                    self.device_passed = True
         if isinstance(func, ast.Attribute):
             method = func.attr
             if method == "unscale_":

@@ -51,16 +51,17 @@ class AutocastBadArguments(Rule):
     ```
 
     ## Known problems
-    Only literal values (and names bound only to a `torch.device(...)` call in the same
-    scope) are checked; a device held by an attribute (`self.device`) may be a string or a
+    Only literal values, names bound only to a `torch.device(...)` call in the same scope,
+    and parameters that every caller in the same file passes such a device are checked; a device held by an attribute (`self.device`) may be a string or a
     `torch.device` and is not reported. Device types of out-of-tree backends that amplint
     does not know are reported as unknown; add a `# noqa: AMP102` there.
 
     ## Fix safety
     Two safe fixes: `torch.device("cuda")` (a string literal inside) becomes `"cuda"`, and a
     name bound only to a `torch.device(...)` call becomes `name.type`; a positional boolean
-    in the dtype position becomes `enabled=<bool>`, keeping the device. The other cases need
-    a human to choose the device or dtype.
+    in the dtype position becomes `enabled=<bool>`, keeping the device. For a parameter, the
+    same `name.type` fix is unsafe: a caller in another module may pass a string. The other
+    cases need a human to choose the device or dtype.
 
     ## References
     - [`torch.autocast`](https://pytorch.org/docs/stable/amp.html#torch.autocast)
@@ -153,6 +154,12 @@ def _new_autocast(model, site) -> Iterable[Finding]:
         yield Finding(node=v, stmt=site.stmt,
                       message=f"`{v.value}` holds a `torch.device`, but `device_type` must be a string: use `{v.value}.type`",
                       fix=FixPlan("safe", f"Pass `{v.value}.type`", [NodeEdit("replace", v, f"{v.value}.type")]))
+    elif isinstance(v, cst.Name) and _device_parameter(model, site.func, v.value):
+        # callers in other modules might pass a string: the fix is unsafe there
+        yield Finding(node=v, stmt=site.stmt,
+                      message=f"`{v.value}` receives a `torch.device` from every caller in this file, but `device_type` "
+                              f"must be a string: use `{v.value}.type`",
+                      fix=FixPlan("unsafe", f"Pass `{v.value}.type`", [NodeEdit("replace", v, f"{v.value}.type")]))
     dt = AF.arg_node(call, 1, "dtype")
     if dt is None:
         return
@@ -259,6 +266,44 @@ def _only_device_bindings(model, func, name: str) -> bool:
     if not found:
         return False
     return not _other_bindings(scope.node, name)
+
+
+def _device_parameter(model, func, name: str) -> bool:
+    """``name`` is a parameter of ``func`` that the function never rebinds, and every call of
+    ``func`` in this file (at least one) passes it a ``torch.device(...)`` call or a name bound
+    only to one: ``def train(model, device): ... torch.autocast(device)`` called as
+    ``train(model, torch.device("cuda"))``."""
+    import libcst as cst
+
+    from ..model import autocast_facts as AF
+
+    if name not in func.params or name in func.assigned or _other_bindings(func.node, name):
+        return False
+    is_method = bool(func.params) and func.params[0] in ("self", "cls")
+    index = func.params.index(name) - (1 if is_method else 0)
+    found = False
+    for caller in model.functions:
+        for c in caller.calls:
+            if model.callee_of(c) is not func:
+                continue
+            arg = None
+            for i, a in enumerate(c.node.args):
+                if a.star:
+                    return False
+                if a.keyword is not None and a.keyword.value == name:
+                    arg = a
+                elif a.keyword is None and i == index and name not in func.kwonly:
+                    arg = a
+            if arg is None:
+                return False  # the default (or something we cannot see) is used
+            value = arg.value
+            if isinstance(value, cst.Call) and AF.qual_of(model, value.func) == "torch.device":
+                found = True
+            elif isinstance(value, cst.Name) and caller is not func and _only_device_bindings(model, caller, value.value):
+                found = True
+            else:
+                return False
+    return found
 
 
 def _other_bindings(root, name: str) -> bool:
