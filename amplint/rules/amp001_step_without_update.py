@@ -82,6 +82,17 @@ class StepWithoutUpdate(Rule):
                 hit = st.stage_of(obs.scaler, obs.opt)
                 if hit is not None and hit[0] == STEPPED and hit[1] is not None:
                     steps.add(hit[1])
+        # ``unscale_(opt)`` before the next step meets the stepped optimizer first (and raises
+        # there). In the same iteration that is AMP005's unscale-after-step; across iterations
+        # it is this step's missing update.
+        for obs in model.observations("unscale"):
+            for st in obs.states:
+                hit = st.stage_of(obs.scaler, obs.opt)
+                if hit is None or hit[0] != STEPPED or hit[1] is None:
+                    continue
+                it = st.iteration(obs.scaler)
+                if it is None or obs.opt not in it[2]:
+                    steps.add(hit[1])
         # A scaler built in this very iteration is rebuilt before its next step, so no second
         # step can meet the first one: its missing update shows at the loop's back edge (the
         # scale never adapts). Any other scaler's next step does meet it (above), and an update
@@ -95,6 +106,7 @@ class StepWithoutUpdate(Rule):
                         steps.add(node)
         steps |= _never_updated(model)
         sites = sites_by_node(model)
+        updated = {(c.recv or "").rsplit(".", 1)[-1] for c in model.calls if c.method == "update"}
         for node in dedupe(steps):
             site = sites.get(node)
             if site is None:
@@ -104,7 +116,7 @@ class StepWithoutUpdate(Rule):
                 node=node,
                 stmt=site.stmt,
                 message=self.message.format(step=call_text(model, site), scaler=scaler),
-                fix=_fix(model, site, scaler, self.fix_title.format(scaler=scaler)),
+                fix=_fix(model, site, scaler, self.fix_title.format(scaler=scaler), updated),
             )
 
 
@@ -132,13 +144,13 @@ def _never_updated(model) -> set:
     return out
 
 
-def _fix(model, site, scaler: str, title: str) -> FixPlan | None:
+def _fix(model, site, scaler: str, title: str, updated: set[str]) -> FixPlan | None:
     """Insert ``S.update()`` after the step when it is the function's only step and no update exists."""
     func = site.func
     same = [c for c in func.calls if c.method in ("step", "update") and c.recv == site.recv]
     if len(same) != 1 or site.stmt is None or not model.is_simple_statement(site.stmt, site.node):
         return None
     last = (site.recv or "").rsplit(".", 1)[-1]
-    if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
+    if last in updated:
         return None  # updated elsewhere (a caller, another method): where it belongs needs a human
     return FixPlan("unsafe", title, [NodeEdit("insert_after", site.stmt, f"{scaler}.update()")])

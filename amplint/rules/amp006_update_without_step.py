@@ -85,7 +85,7 @@ class UpdateWithoutStep(Rule):
                 continue  # ``update(new_scale=...)`` sets the scale and checks nothing: never raises
             # after an ``optimizer.step()`` that bypassed the scaler AMP003 reports the cause
             if not any(st.all_ready(obs.scaler) and not st.speculative and not st.bypassed(obs.scaler)
-                       for st in obs.states):
+                       for st in obs.states) and not _step_skipped_here(obs):
                 continue
             seen.add(id(obs.node))
             call = call_text(model, site)
@@ -96,6 +96,26 @@ class UpdateWithoutStep(Rule):
                 message=self.message.format(call=call, scaler=scaler),
                 fix=_fix(model, site, self.fix_title.format(call=call, scaler=scaler)),
             )
+
+
+def _step_skipped_here(obs) -> bool:
+    """A function that does not know its scaler's state on entry (a wrapper's ``__call__``)
+    but scales a backward, steps it on some paths, and reaches the update on another path with
+    no step or ``unscale_`` since that backward: ``scale(loss).backward(); if update_grad:
+    step(opt)`` followed by an unconditional ``update()``."""
+    from ..model.flow import STEPPED
+
+    s = obs.scaler
+    stepped = skipped = False
+    for st in obs.states:
+        if st.speculative or st.bypassed(s) or s in st.lost:
+            continue
+        stages = st.stages(s)
+        if any(kind == STEPPED for _o, kind, _n in stages):
+            stepped = True
+        elif not stages and s not in st.known and st.scaled_backwards(s):
+            skipped = True
+    return stepped and skipped
 
 
 def _fix(model, site, title: str) -> FixPlan | None:

@@ -205,6 +205,9 @@ def _classify(use) -> str:
             continue
         if isinstance(p, cst.AugAssign) and fname == "value" and isinstance(p.operator, cst.AddAssign):
             return "metric"
+        if isinstance(p, cst.BinaryOperation) and converted:
+            i -= 1  # ``scaled.item() * k``: arithmetic on the number keeps the scale
+            continue
         if isinstance(p, (cst.Assign, cst.Return)) and fname == "value" and converted:
             return "metric"  # a Python number is kept or handed back: only a metric can use it
         return "other"
