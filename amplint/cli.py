@@ -6,6 +6,7 @@ Exit status: 0 no findings, 1 findings (or fixes with ``--exit-non-zero-on-fix``
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +33,19 @@ class DefaultGroup(click.Group):
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:
+            # the output cannot be written (a full disk, a closed pipe) or a report file cannot
+            # be created: one line, exit 2, no traceback
+            try:
+                sys.stderr.write(f"amplint: error: {e}\n")
+                sys.stderr.flush()
+            except OSError:
+                pass
+            os._exit(2) if isinstance(e, BrokenPipeError) else sys.exit(2)
 
     def format_usage(self, ctx, formatter):
         formatter.write_usage("amplint", "[OPTIONS] [PATHS]...\n       amplint verify [OPTIONS]\n       amplint bench [OPTIONS]")
@@ -84,12 +98,16 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
     from .rules import all_rules
 
     rules = all_rules()
-    if explain:
+    if explain is not None:
         sys.exit(_explain(explain, rules))
     if list_rules:
         _list_rules(rules, output_format)
         sys.exit(0)
     paths = list(paths) or ["."]
+    if select and not _codes(select):
+        _usage_error("--select needs at least one code or prefix (use --ignore ALL to disable every rule)")
+    if isolated and config:
+        _usage_error("--config cannot be used with --isolated (which ignores every configuration file)")
     pfi: dict[str, list[str]] = {}
     for item in per_file_ignores:
         glob, sep, codes = item.rpartition(":")
@@ -116,7 +134,7 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
     fmt = output_format or "concise"
     try:
         if paths == ["-"]:
-            results = _lint_stdin(settings, stdin_filename)
+            results = _lint_stdin(settings, stdin_filename, fix=fix, diff=diff, unsafe=unsafe_fixes)
         elif fix or diff or add_noqa:
             from .fixer import fix_paths
 
@@ -128,25 +146,59 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
     except PathError as e:
         click.echo(f"amplint: error: {e}", err=True)
         sys.exit(2)
-    sys.exit(_report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe_fixes, quiet, add_noqa))
+    sys.exit(_report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe_fixes, quiet, add_noqa,
+                     err=paths == ["-"] and fix and not diff))
 
 
-def _lint_stdin(settings, stdin_filename):
+_STDIN_SOURCES: dict[str, str] = {}
+
+
+def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = False, unsafe: bool = False):
+    """Lint source read from stdin. With ``--fix`` the fixed source goes to stdout (the editor
+    replaces its buffer with it) and the findings that remain to stderr; with ``--diff`` the
+    diff goes to stdout."""
     from .engine import Linter
 
     data = sys.stdin.buffer.read()
     name = stdin_filename or "-"
     if stdin_filename and settings.force_exclude and settings.is_excluded(Path(stdin_filename)):
+        if fix:
+            sys.stdout.buffer.write(data)
         return []
     linter = Linter(settings)
     if name.endswith(".ipynb"):
         from .notebook import check_notebook
 
-        return [check_notebook(linter, data, name)]
-    return [linter.check_bytes(data, name, explicit=True)]
+        result = check_notebook(linter, data, name)
+        if fix:
+            sys.stdout.buffer.write(data)  # notebooks from stdin are not fixed
+        return [result]
+    result = linter.check_bytes(data, name, explicit=True)
+    if result.source is not None:
+        _STDIN_SOURCES[name] = result.source.text
+    if not (fix or diff):
+        return [result]
+    from .fixer import _is_syntax_error, encode_source, fix_source
+
+    text = None
+    if result.source is not None and result.analysed and not _is_syntax_error(result):
+        text, fixed, n = fix_source(linter, result.source, name, result, unsafe)
+        if text != result.source.text:
+            fixed.source = result.source
+            fixed.fixes_applied = n
+            fixed.fixed_text = text
+            if diff:
+                fixed.diagnostics = result.diagnostics
+            result = fixed
+    if fix:
+        sys.stdout.buffer.write(encode_source(text, result.source) if text is not None else data)
+        sys.stdout.flush()
+    return [result]
 
 
-def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe, quiet, add_noqa) -> int:
+def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe, quiet, add_noqa,
+            err: bool = False) -> int:
+    """Print the results; ``err``: everything on stderr (stdout holds the fixed source)."""
     from .diagnostics import Diagnostic
     from .output import RenderContext, render, summary
 
@@ -163,7 +215,7 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
 
         text = render_diff(results)
         if text:
-            click.echo(text, nl=False)
+            click.echo(text, nl=False, err=err)
         code = 1 if any(r.fixed_text is not None for r in results) else 0
         return 2 if errors else code
     if add_noqa:
@@ -172,13 +224,13 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
         return 2 if errors else 0
     ctx = RenderContext(unsafe_fixes=unsafe, fix_mode=fix, fixed_count=fixed, read_source=_read_source)
     if statistics:
-        click.echo(_statistics(diagnostics, fmt), nl=False)
+        click.echo(_statistics(diagnostics, fmt), nl=False, err=err)
     else:
         out = render(fmt, diagnostics, ctx)
         if out:
-            click.echo(out, nl=False)
+            click.echo(out, nl=False, err=err)
         if fmt in ("concise", "full") and not quiet:
-            click.echo(summary(diagnostics, ctx))
+            click.echo(summary(diagnostics, ctx), err=err)
     if errors:
         return 2
     if diagnostics and not exit_zero:
@@ -189,8 +241,12 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
 
 
 def _read_source(filename: str, cell: int | None = None) -> str | None:
+    if filename in _STDIN_SOURCES and cell is None:
+        return _STDIN_SOURCES[filename]
     try:
-        data = Path(filename).read_bytes()
+        from .files import read_regular
+
+        data = read_regular(filename)
     except OSError:
         return None
     if cell is not None:

@@ -302,24 +302,34 @@ def find_config(start: Path) -> Path | None:
     for d in (start, *start.parents):
         candidate = d / "pyproject.toml"
         if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
-                raise ConfigError(f"{candidate}: cannot read: {e}") from None
-            if "amplint" in data.get("tool", {}):
+            data = _read_toml(candidate)
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "amplint" in tool:
                 return candidate
     return None
 
 
-def load_table(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file (never executed: ``tomllib``); any failure is a ConfigError."""
+    from .files import read_regular
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_regular(path).decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
         raise ConfigError(f"{path}: cannot read: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot read: nested too deeply") from None
+
+
+def load_table(path: Path) -> dict[str, Any]:
+    data = _read_toml(path)
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("amplint", {})
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` must be a table")
+        table = tool.get("amplint", {})
     else:  # amplint.toml / .amplint.toml: the table is the whole file
         table = data
     if not isinstance(table, dict):
@@ -438,7 +448,7 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
 
 def _size(value: Any, where: Path) -> int:
     """``max-file-size``: bytes as an integer, or a string such as "2MB" / "512 KiB"."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**62:
         return value
     if isinstance(value, str):
         import re
@@ -446,7 +456,9 @@ def _size(value: Any, where: Path) -> int:
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)i?B?\s*", value, re.I)
         if m:
             factor = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[m.group(2).upper()]
-            return int(float(m.group(1)) * factor)
+            size = float(m.group(1)) * factor
+            if 0 < size < 2**62:
+                return int(size)
     raise ConfigError(f"{where}: `max-file-size` must be a number of bytes or a size such as \"2MB\"")
 
 

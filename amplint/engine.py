@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable
 from ._record import Factory, Record
 from .config import RuleOptions, Settings
 from .diagnostics import Diagnostic, Edit, Fix, Location
+from .files import read_regular
+from .lines import split_lines
 from .prefilter import Prefilter
 from .rules import Finding, FixPlan, Rule, all_rules
 
@@ -27,6 +29,10 @@ PSEUDO_CODES = (SYNTAX_CODE,)
 
 _STACK_SIZE = 256 * 1024 * 1024
 _RECURSION_LIMIT = 12000
+# ``a + b + ...`` / ``a.b.c...`` chains longer than this are not handed to LibCST, whose parser
+# takes super-linear time on them (2,000 links: 0.8 s; 8,000: minutes, or a crash); real code
+# stays far below (the longest chain of the public corpus's AMP files has 12 links)
+MAX_CHAIN = 1000
 
 
 class Source(Record):
@@ -158,7 +164,7 @@ class Linter:
     def check_path(self, path: Path, explicit: bool, display: str | None = None) -> FileResult:
         name = display if display is not None else str(path)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except IsADirectoryError:
             return FileResult(name, errors=[f"{name}: is a directory"])
         except OSError as e:
@@ -201,17 +207,20 @@ class Linter:
             result.diagnostics.append(err)
             return result
         raw = data if data is not None else source.text.encode("utf-8", "surrogatepass")
+        from .screen import SCREENS, facts
+
+        f = facts(tree, self.settings.options.scaler_names)
         if force:
             rules = list(self.rules)
         else:
             rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
-            if any(self._screens[r.code] for r in rules):
-                from .screen import SCREENS, facts
-
-                f = facts(tree, self.settings.options.scaler_names)
-                rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])]
+            rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
+        if f.longest_chain > MAX_CHAIN:
+            result.diagnostics.append(_syntax_diag(
+                name, f"the file holds an expression chain of {f.longest_chain} links (over {MAX_CHAIN}): not analysed", 1, 1))
+            return result
         try:
             diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules, tree))
         except RecursionError:
@@ -245,8 +254,10 @@ class Linter:
             except Exception as e:  # noqa: BLE001 - one rule's bug must not stop the run
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
         unused_noqa = UNUSED_NOQA in self.settings.enabled
+        given_up = [f"{name}: `{func.name}` is too complex to follow (deeply nested loops): the sequencing rules "
+                    "skip it" for func in (model._flow.abandoned if model._flow is not None else ())]
         if not findings and not unused_noqa:
-            return [], errors, []
+            return [], errors, given_up
         resolver = Resolver(module, source, tree) if findings else None
         from . import noqa as noqa_mod
 
@@ -270,7 +281,7 @@ class Linter:
             if noqa.suppresses(diag.code, rows):
                 continue
             out.append(diag)
-        warnings = _noqa_warnings(noqa, name)
+        warnings = given_up + _noqa_warnings(noqa, name)
         if unused_noqa:
             out.extend(_unused_noqa(noqa, name, self.settings.enabled, source))
         out.sort(key=Diagnostic.sort_key)
@@ -284,7 +295,7 @@ def _unused_noqa(noqa, name: str, enabled: frozenset[str], source: Source) -> li
     from . import noqa as noqa_mod
     from .rules.amp900_unused_noqa import UnusedNoqa
 
-    lines = source.text.splitlines(keepends=True)
+    lines = split_lines(source.text, keepends=True)
     out = []
     for d in sorted(list(noqa.lines.values()) + noqa.file_directives, key=lambda d: d.row):
         if d.codes is None:
@@ -347,7 +358,7 @@ class Resolver:
     def __init__(self, module, source: Source, tree: ast.Module | None = None) -> None:
         self.module = module
         self.source = source
-        self.lines = source.text.splitlines(keepends=True)
+        self.lines = split_lines(source.text, keepends=True)
         self.tree = tree
         self._positions: dict = {}  # node -> (start line, start col, end line, end col), 1-based lines
         self._top: dict[int, int] | None = None  # id(node) -> index of its top-level statement

@@ -12,6 +12,31 @@ from .config import Settings
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
+def read_regular(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file. A directory raises ``IsADirectoryError``; a FIFO, socket or
+    device raises ``OSError`` without being read (a FIFO would block for ever and ``/dev/zero``
+    never ends), so a stray special file never hangs the run."""
+    import errno
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks = []
+        while True:
+            chunk = os.read(fd, max(st.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 class Candidate(Record):
     __slots__ = _fields = ("name", "explicit")
     name: str  # the path as it will be displayed

@@ -16,14 +16,15 @@ from pathlib import Path
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Location
 from .engine import FileResult, Linter, Source, decode
-from .files import discover
+from .files import discover, read_regular
+from .lines import split_lines
 
 MAX_ROUNDS = 8
 
 
 def _offsets(text: str) -> list[int]:
     starts = [0]
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text, keepends=True):
         starts.append(starts[-1] + len(line))
     return starts
 
@@ -132,7 +133,7 @@ def _resurfaced(fixed: list[Diagnostic], before: FileResult, after: FileResult) 
 
 
 def add_noqa_source(linter: Linter, source: Source, name: str, first: FileResult) -> tuple[str, int]:
-    lines = source.text.splitlines(keepends=True)
+    lines = split_lines(source.text, keepends=True)
     by_row: dict[int, set[str]] = {}
     for d in first.diagnostics:
         if d.code == "AMP000" or d.noqa_row is None or d.cell is not None:
@@ -171,10 +172,17 @@ def add_noqa_source(linter: Linter, source: Source, name: str, first: FileResult
     return "".join(new_lines), added
 
 
-def write_atomic(path: Path, text: str, source: Source) -> None:
+def encode_source(text: str, source: Source) -> bytes:
+    """``text`` in the encoding (and BOM) the original file had."""
     data = text.encode(source.encoding, errors="surrogateescape") if source.encoding != "utf-8-sig" else text.encode("utf-8-sig")
     if source.bom and source.encoding == "utf-8":
         data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def write_atomic(path: Path, text: str, source: Source) -> None:
+    data = encode_source(text, source)
+    path = Path(os.path.realpath(path))  # a symlink keeps pointing at the fixed file
     mode = stat.S_IMODE(path.stat().st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".amplint-tmp", dir=path.parent)
     try:
@@ -197,40 +205,59 @@ def fix_paths(paths: list[str], settings: Settings, *, unsafe: bool = False, dif
     linter = Linter(settings)
     results: list[FileResult] = []
     for c in discover(paths, settings):
-        name = c.name
-        if c.path.suffix == ".ipynb":
-            from .notebook import fix_notebook
-
-            results.append(fix_notebook(linter, c.path, unsafe=unsafe, diff=diff, add_noqa=add_noqa))
-            continue
         try:
-            data = c.path.read_bytes()
-        except OSError:
-            results.append(linter.check_path(c.path, c.explicit))
-            continue
-        first = linter.check_bytes(data, name, explicit=c.explicit)
-        if first.source is None or not first.analysed or _is_syntax_error(first):
-            results.append(first)
-            continue
-        source = first.source
-        if add_noqa:
-            text, n = add_noqa_source(linter, source, name, first)
-            result = _relint(linter, text, name, source) if n else first
-        else:
-            text, result, n = fix_source(linter, source, name, first, unsafe)
-        result.source = source
-        result.fixes_applied = n
-        if text != source.text:
-            result.fixed_text = text
-            if not diff:
-                write_atomic(c.path, text, source)
-        elif diff:
-            result.fixed_text = None
-        if diff:
-            result.diagnostics = first.diagnostics
-        results.append(result)
+            results.append(_fix_one(linter, c, unsafe=unsafe, diff=diff, add_noqa=add_noqa))
+        except Exception as e:  # noqa: BLE001 - report and go on with the other files
+            results.append(FileResult(c.name, errors=[f"{c.name}: internal error while fixing: {type(e).__name__}: {e}"]))
     results.sort(key=lambda r: r.path)
     return results
+
+
+def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
+    name = c.name
+    if c.path.suffix == ".ipynb":
+        from .notebook import fix_notebook
+
+        try:
+            return fix_notebook(linter, c.path, unsafe=unsafe, diff=diff, add_noqa=add_noqa)
+        except OSError as e:
+            return _unwritten(linter, c, e)
+    try:
+        data = read_regular(c.path)
+    except OSError:
+        return linter.check_path(c.path, c.explicit)
+    first = linter.check_bytes(data, name, explicit=c.explicit)
+    if first.source is None or not first.analysed or _is_syntax_error(first):
+        return first
+    source = first.source
+    if add_noqa:
+        text, n = add_noqa_source(linter, source, name, first)
+        result = _relint(linter, text, name, source) if n else first
+    else:
+        text, result, n = fix_source(linter, source, name, first, unsafe)
+    result.source = source
+    result.fixes_applied = n
+    if text != source.text:
+        result.fixed_text = text
+        if not diff:
+            try:
+                write_atomic(c.path, text, source)
+            except OSError as e:
+                first.errors.append(f"{name}: cannot write the fixes: {e.strerror or e}")
+                return first
+    elif diff:
+        result.fixed_text = None
+    if diff:
+        result.diagnostics = first.diagnostics
+    return result
+
+
+def _unwritten(linter: Linter, c, e: OSError) -> FileResult:
+    """The file could not be read or rewritten: its findings as they are, and the reason."""
+    result = linter.check_path(c.path, c.explicit)
+    if not any(d.code == "AMP000" for d in result.diagnostics):
+        result.errors.append(f"{c.name}: cannot fix: {e.strerror or e}")
+    return result
 
 
 def render_diff(results: list[FileResult]) -> str:
@@ -238,8 +265,8 @@ def render_diff(results: list[FileResult]) -> str:
     for r in results:
         if r.fixed_text is None or r.source is None:
             continue
-        a = r.source.text.splitlines(keepends=True)
-        b = r.fixed_text.splitlines(keepends=True)
+        a = split_lines(r.source.text, keepends=True)
+        b = split_lines(r.fixed_text, keepends=True)
         out.extend(difflib.unified_diff(a, b, fromfile=r.path, tofile=r.path))
         if out and not out[-1].endswith("\n"):
             out.append("\n")

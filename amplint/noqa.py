@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .lines import split_lines
+
 _CODE = r"[A-Za-z]+[0-9]+"
 LINE_NOQA = re.compile(rf"#\s*(?i:noqa)(?P<sep>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.ASCII)
 FILE_NOQA = re.compile(rf"#\s*(?i:amplint)\s*:\s*(?i:noqa)(?:\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.ASCII)
@@ -60,7 +62,7 @@ def comments(source: str) -> list[tuple[int, int, str]]:
         return out
     except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
         out = []
-        for i, line in enumerate(source.splitlines(), 1):
+        for i, line in enumerate(split_lines(source), 1):
             j = line.find("#")
             if j >= 0:
                 out.append((i, j + 1, line[j:]))

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic, Location
 from .engine import FileResult, Linter, Source
+from .files import read_regular
 
-BOUNDARY = "# amplint: cell boundary {index}"
-_BOUNDARY_RE = re.compile(r"^# amplint: cell boundary (\d+)$")
-_PLACEHOLDER = "pass  # amplint: magic {id}"
-_PLACEHOLDER_RE = re.compile(r"^(\s*)(?:pass|(\w+) = None)  # amplint: magic (\d+)$")
+# Cell boundaries and magic placeholders carry a token that occurs nowhere in the notebook,
+# so a user's own comment that looks like one is never taken for one.
+BOUNDARY = "# amplint: cell boundary {token} {index}"
+_PLACEHOLDER = "pass  # amplint: magic {token} {id}"
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"}
 _MAGIC_LINE = re.compile(r"^(\s*)(%{1,2}|!{1,2})")
 _ASSIGN_MAGIC = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*=\s*[%!]")
@@ -48,11 +49,29 @@ class Prepared:
     text: str
     magics: dict[int, str]  # placeholder id -> original line
     indent: int | str | None
+    token: str = ""
 
 
 def _cell_source(cell: dict) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    if isinstance(src, list):
+        if not all(isinstance(x, str) for x in src):
+            raise NotebookError("not a valid notebook: a cell's `source` holds something other than text")
+        return "".join(src)
+    if not isinstance(src, str):
+        raise NotebookError("not a valid notebook: a cell's `source` is not text")
+    return src
+
+
+def _token(raw: str) -> str:
+    import zlib
+
+    n = zlib.crc32(raw.encode("utf-8", "surrogatepass"))
+    while True:
+        token = f"x{n:08x}"
+        if token not in raw:
+            return token
+        n += 1
 
 
 def _detect_indent(raw: str) -> int | str | None:
@@ -72,14 +91,19 @@ def prepare(data: bytes) -> Prepared:
         nb = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as e:
         raise NotebookError(f"not a valid notebook (JSON): {e}") from None
+    except RecursionError:
+        raise NotebookError("not a valid notebook: JSON nested too deeply") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError("not a valid notebook: no `cells` list")
-    lang = (nb.get("metadata", {}).get("language_info", {}) or {}).get("name", "python")
+    metadata = nb.get("metadata")
+    info = metadata.get("language_info") if isinstance(metadata, dict) else None
+    lang = info.get("name", "python") if isinstance(info, dict) else "python"
     if isinstance(lang, str) and lang.lower() not in ("python", "python3", ""):
         raise NotebookError(f"not a Python notebook (language `{lang}`)")
     parts: list[str] = []
     cells: list[Cell] = []
     magics: dict[int, str] = {}
+    token = _token(raw)
     row = 1
     for i, cell in enumerate(nb["cells"], 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -87,34 +111,40 @@ def prepare(data: bytes) -> Prepared:
         source = _cell_source(cell)
         lines = source.splitlines()
         if lines and lines[0].startswith("%%"):
-            name = lines[0][2:].split(None, 1)[0] if len(lines[0]) > 2 else ""
+            words = lines[0][2:].split(None, 1)
+            name = words[0] if words else ""
             if name not in PYTHON_CELL_MAGICS:
                 continue
         body: list[str] = []
         for j, line in enumerate(lines):
             if j == 0 and line.startswith("%%"):
-                body.append(_placeholder(line, magics, ""))
+                body.append(_placeholder(line, magics, token, ""))
                 continue
             m = _ASSIGN_MAGIC.match(line)
             if m is not None:
-                body.append(_placeholder(line, magics, m.group(1), m.group(2)))
+                body.append(_placeholder(line, magics, token, m.group(1), m.group(2)))
             elif _MAGIC_LINE.match(line) or _HELP.match(line):
-                body.append(_placeholder(line, magics, line[: len(line) - len(line.lstrip())]))
+                body.append(_placeholder(line, magics, token, line[: len(line) - len(line.lstrip())]))
             else:
                 body.append(line)
         text = "".join(line + "\n" for line in body)
-        parts.append(BOUNDARY.format(index=i) + "\n" + text)
+        parts.append(BOUNDARY.format(token=token, index=i) + "\n" + text)
         cells.append(Cell(i, source, row + 1, len(body)))
         row += 1 + len(body)
-    return Prepared(nb, cells, "".join(parts), magics, _detect_indent(data.decode("utf-8-sig", "replace")))
+    text = "".join(parts)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotebookError("not a valid notebook: a cell holds a lone surrogate (not encodable text)") from None
+    return Prepared(nb, cells, text, magics, _detect_indent(raw), token)
 
 
-def _placeholder(line: str, magics: dict[int, str], indent: str, target: str | None = None) -> str:
+def _placeholder(line: str, magics: dict[int, str], token: str, indent: str, target: str | None = None) -> str:
     ident = len(magics) + 1
     magics[ident] = line
     if target is not None:
-        return f"{indent}{target} = None  # amplint: magic {ident}"
-    return f"{indent}" + _PLACEHOLDER.format(id=ident)
+        return f"{indent}{target} = None  # amplint: magic {token} {ident}"
+    return f"{indent}" + _PLACEHOLDER.format(token=token, id=ident)
 
 
 def _locate(prep: Prepared, row: int) -> tuple[Cell, int] | None:
@@ -166,7 +196,8 @@ def cell_source(data: bytes, cell: int) -> str | None:
     try:
         nb = json.loads(data.decode("utf-8-sig"))
         return _cell_source(nb["cells"][cell - 1])
-    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError, RecursionError,
+            NotebookError):
         return None
 
 
@@ -174,15 +205,18 @@ def _restore(prep: Prepared, text: str) -> dict[int, str]:
     """Split a fixed concatenated module back into cell sources, putting the magics back."""
     out: dict[int, list[str]] = {}
     current: int | None = None
+    token = re.escape(prep.token)
+    boundary_re = re.compile(rf"^# amplint: cell boundary {token} (\d+)$")
+    placeholder_re = re.compile(rf"^(\s*)(?:pass|(\w+) = None)  # amplint: magic {token} (\d+)$")
     for line in text.split("\n"):
-        m = _BOUNDARY_RE.match(line)
+        m = boundary_re.match(line)
         if m is not None:
             current = int(m.group(1))
             out[current] = []
             continue
         if current is None:
             continue
-        pm = _PLACEHOLDER_RE.match(line)
+        pm = placeholder_re.match(line)
         if pm is not None and int(pm.group(3)) in prep.magics:
             line = prep.magics[int(pm.group(3))]
         out[current].append(line)
@@ -203,10 +237,10 @@ def _set_source(cell: dict, text: str) -> None:
 
 
 def fix_notebook(linter: Linter, path: Path, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
-    from .fixer import add_noqa_source, fix_source
+    from .fixer import fix_source
 
     name = str(path)
-    data = path.read_bytes()
+    data = read_regular(path)
     first = check_notebook(linter, data, name)
     if first.source is None or add_noqa:
         return first  # --add-noqa does not edit notebooks (cells are not lines of one file)

@@ -18,7 +18,7 @@ from typing import Iterable
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileResult, Linter
-from .files import Candidate, discover
+from .files import Candidate, discover, read_regular
 
 CACHE_VERSION = 2
 _MAX_CACHE_ENTRIES = 200_000
@@ -55,11 +55,14 @@ class Cache:
         try:
             with open(self.file, encoding="utf-8") as f:
                 data = json.load(f)
-            if data.get("version") == CACHE_VERSION:
-                self.entries = data.get("entries", {})
-        except (OSError, ValueError):
+            entries = data.get("entries") if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
+            if isinstance(entries, dict):
+                # a damaged or foreign file: keep only entries of the right shape
+                self.entries = {k: e for k, e in entries.items()
+                                if isinstance(e, dict) and isinstance(e.get("key"), str)}
+        except (OSError, ValueError, RecursionError):
             self.entries = {}
-        self.by_key = {e["key"]: e for e in self.entries.values() if "key" in e}
+        self.by_key = {e["key"]: e for e in self.entries.values()}
 
     @staticmethod
     def _slot(name: str, explicit: bool) -> str:
@@ -81,13 +84,18 @@ class Cache:
         return self._result(e, name)
 
     @staticmethod
-    def _result(e: dict, name: str) -> FileResult:
-        diags = e.get("diagnostics")
-        warnings = e.get("warnings")
-        r = FileResult(name, analysed=e.get("analysed", False), warnings=list(warnings) if warnings else [])
-        if diags:
-            r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in diags]
-        return r
+    def _result(e: dict, name: str) -> FileResult | None:
+        """The cached result, or None (a miss) when the entry is damaged."""
+        try:
+            diags = e.get("diagnostics")
+            warnings = e.get("warnings")
+            r = FileResult(name, analysed=bool(e.get("analysed", False)),
+                           warnings=[str(w) for w in warnings] if warnings else [])
+            if diags:
+                r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in diags]
+            return r
+        except Exception:  # noqa: BLE001 - any damage means: lint the file again
+            return None
 
     def put(self, name: str, explicit: bool, size: int, mtime: int, key: str, result: FileResult) -> None:
         if result.errors:
@@ -137,7 +145,7 @@ def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: 
     if path.suffix == ".ipynb":
         return linter.check_path(path, explicit), None
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except IsADirectoryError:
         return FileResult(name, errors=[f"{name}: is a directory"]), None
     except OSError:
@@ -197,7 +205,8 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
         todo.append((size, i, name, c.explicit))
     todo.sort(key=lambda t: (-t[0], t[2]))
     hashing = cache is not None
-    n_jobs = default_jobs() if not jobs else jobs
+    # more workers than cores only adds start-up cost: cap ``--jobs`` at four per core
+    n_jobs = default_jobs() if not jobs else min(jobs, 4 * default_jobs())
     keys: dict[int, str | None] = {}
     heavy = sum(1 for t in todo if t[0] > 0)
     if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
@@ -216,6 +225,7 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
         ctx = multiprocessing.get_context(method)
         batches = _batches(todo, n_jobs * _BATCHES_PER_WORKER)
+        n_jobs = min(n_jobs, len(batches))
         with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(settings, hashing)) as pool:
             for chunk in pool.imap_unordered(_work, batches, chunksize=1):
                 for i, r, key in chunk:

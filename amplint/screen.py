@@ -33,6 +33,7 @@ class Facts:
     deprecated_amp: bool = False  # torch.cuda.amp / torch.cpu.amp (whose autocast takes `enabled` first)
     scaler_evidence: bool = False  # what the model accepts as a GradScaler (see model/scalers.py)
     scale_call: bool = False  # some ``x.scale(...)`` call (with a backward: evidence by use)
+    longest_chain: int = 0  # the longest left-nested chain (``a + b + ...``, ``a.b.c...``, ``f()()...``)
 
 
 def _last(node: ast.AST) -> str:
@@ -53,6 +54,7 @@ def _mentions_autocast(node: ast.AST) -> bool:
 
 
 _SCALER_METHODS = frozenset({"scale", "step", "update"})
+_CHAIN = {ast.BinOp: "left", ast.Attribute: "value", ast.Call: "func", ast.Subscript: "value"}
 _SKIP = frozenset({"ctx", "type_comment", "kind"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -94,9 +96,23 @@ class _Walker:
         stack = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
         AST = ast.AST
+        chained: set[int] = set()  # inner links of a chain already measured
+        longest = 0
         while stack:
             node = pop()
             t = type(node)
+            link = _CHAIN.get(t)
+            if link is not None and id(node) not in chained:
+                # CPython parses these chains without nesting limits, LibCST's parser slows down
+                # super-linearly on them: measured once from the head of each chain
+                n, depth = node, 0
+                while link is not None:
+                    chained.add(id(n))
+                    depth += 1
+                    n = getattr(n, link)
+                    link = _CHAIN.get(type(n))
+                if depth > longest:
+                    longest = depth
             h = handlers.get(t)
             if h is not None:
                 h(node)
@@ -109,6 +125,7 @@ class _Walker:
                 elif isinstance(v, AST):
                     push(v)
         f = self.facts
+        f.longest_chain = longest
         if self.name_args and (self.device_passed or any(n in self.device_names for n in self.name_args)):
             f.suspicious_autocast_args = True
         if f.scale_call and f.backward:

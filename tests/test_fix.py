@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES
 
 BAD = textwrap.dedent(
     """\

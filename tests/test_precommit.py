@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import ROOT

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from corpus import ensure_corpus

@@ -37,6 +37,10 @@ CASES = {
     "deep_attribute.py": (HEADER + b"x = a" + b".b" * 50_000 + b"\n", [("AMP000", 1, 1)]),
     "deep_but_legal.py": (HEADER + b"x = " + b"-" * 2_000 + b"1\n", []),
     "unterminated_string.py": (HEADER + b"x = '''\n", [("AMP000", 3, 5)]),
+    # chains CPython accepts at any length but LibCST parses in super-linear time
+    "long_binop_chain.py": (HEADER + b"y = x" + b"+x" * 3_000 + b"\n", [("AMP000", 1, 1)]),
+    "long_attribute_chain.py": (HEADER + b"scaler" + b".a" * 3_000 + b".step(o)\n", [("AMP000", 1, 1)]),
+    "long_but_fine_chain.py": (HEADER + b"y = x" + b"+x" * 500 + b"\n", []),
 }
 
 
@@ -118,14 +122,14 @@ def test_unreadable_file_is_a_diagnostic_and_the_run_continues(tmp_path, monkeyp
 
     (tmp_path / "a.py").write_bytes(HEADER + LOOP)
     (tmp_path / "b.py").write_bytes(HEADER + LOOP)
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(self):
-        if self.name == "a.py":
+    def refuse_a(path, *args, **kwargs):
+        if os.fspath(path).endswith("a.py"):
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", refuse_a)
     diags = lint_paths([str(tmp_path)], jobs=1)
     got = sorted((Path(d.filename).name, d.code, d.message) for d in diags)
     assert got[0] == ("a.py", "AMP000", "cannot read the file: Permission denied")

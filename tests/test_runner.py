@@ -5,8 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from helpers import CASES, FIXTURES

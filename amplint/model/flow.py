@@ -39,6 +39,15 @@ from .structure import Alt, Bind, CallSite, FunctionInfo, Region
 MAX_STATES = 48
 MAX_DEPTH = 4
 MAX_LOOP_PASSES = 6
+# (statement, state) pairs interpreted per top-level function before the analysis of that function
+# is given up, and per file (nested loops whose states keep changing grow exponentially with their
+# depth); the public corpus's most complex function needs 156,000
+MAX_STEPS = 600_000
+MAX_FILE_STEPS = 2_000_000
+
+
+class _OverBudget(Exception):
+    pass
 
 # --- the abstract state ---------------------------------------------------------------
 
@@ -345,6 +354,13 @@ class Flow:
         self._scaler_names = self._names_of_scalers()
         # dynamic nesting depth of the loops being interpreted (callers' loops included)
         self._loop_depth = 0
+        # (frame, loop, env, input states) -> result: a loop nested in another is evaluated again
+        # on every pass of the outer one, mostly with the same states (without this, the cost
+        # doubles with each level of nesting)
+        self._loop_memo: dict[tuple, Outs] = {}
+        self._budget = MAX_STEPS
+        self._file_budget = MAX_FILE_STEPS
+        self.abandoned: list[FunctionInfo] = []  # functions too complex to follow (no findings)
         self._create_obs: dict[cst.CSTNode, Observation] = {}
         self._alternatives: dict[cst.CSTNode, frozenset] | None = None
         self._relevant_tests: set[cst.CSTNode] | None = None
@@ -358,7 +374,19 @@ class Flow:
     def run(self) -> None:
         for func in self.m.relevant_functions():
             frame = Frame(func, {}, "", (), 0, (func,))
-            self.block(frame, func.body, {State()})
+            mark = len(self.observations)
+            self._budget = min(MAX_STEPS, self._file_budget)
+            start = self._budget
+            try:
+                self.block(frame, func.body, {State()})
+            except _OverBudget:
+                # give up on this function (deeply nested loops whose states keep changing):
+                # none of its observations is kept, so no rule concludes anything from it
+                for obs in self.observations[mark:]:
+                    self._obs_index.pop((obs.kind, obs.node, obs.scaler, obs.opt, tuple(id(r) for r in obs.regions)), None)
+                del self.observations[mark:]
+                self.abandoned.append(func)
+            self._file_budget -= start - max(self._budget, 0)
 
     # --- observations ----------------------------------------------------------------
 
@@ -494,6 +522,9 @@ class Flow:
         return out
 
     def stmt(self, frame: Frame, s: cst.CSTNode, states: set[State]) -> Outs:
+        self._budget -= len(states)
+        if self._budget < 0:
+            raise _OverBudget
         t = type(s)
         if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
             cur = states
@@ -553,12 +584,17 @@ class Flow:
         return Outs(normal=states)  # def / class: nothing runs now
 
     def loop(self, frame: Frame, s: cst.For | cst.While, states: set[State]) -> Outs:
-        cur = self.items(frame, self.m.seqs.get(s, ()), states)
-        self._loop_depth += 1
-        try:
-            return self._loop(frame, s, cur)
-        finally:
-            self._loop_depth -= 1
+        key = (frame, s, tuple(sorted(frame.env.items())), frozenset(states))
+        hit = self._loop_memo.get(key)
+        if hit is None:
+            cur = self.items(frame, self.m.seqs.get(s, ()), states)
+            self._loop_depth += 1
+            try:
+                hit = self._loop(frame, s, cur)
+            finally:
+                self._loop_depth -= 1
+            self._loop_memo[key] = hit
+        return Outs(set(hit.normal), set(hit.brk), set(hit.cont), set(hit.ret), set(hit.exc))
 
     def _loop(self, frame: Frame, s: cst.For | cst.While, cur: set[State]) -> Outs:
         infinite = isinstance(s, cst.While) and literal_value(s.test) is True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import display_location, fix_marker
+from ..lines import split_lines
 
 CONTEXT = 2
 
@@ -15,7 +16,7 @@ def render(diagnostics, ctx) -> str:
         lines = cache.get(d.filename)
         if d.filename not in cache:
             text = ctx.read_source(d.filename, d.cell) if ctx.read_source is not None else None
-            lines = text.splitlines() if text is not None else None
+            lines = split_lines(text) if text is not None else None
             cache[d.filename] = lines
         if lines and d.location.row <= len(lines):
             out.append(_snippet(lines, d))

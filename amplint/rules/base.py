@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 from .._record import Factory, Record
 
 if TYPE_CHECKING:  # pragma: no cover
-    import libcst as cst
 
     from ..model import AmpModel
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from functools import cache, lru_cache
+from functools import cache
 
 from ..spec import Spec
 
