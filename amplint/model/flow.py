@@ -358,6 +358,7 @@ class Flow:
         # on every pass of the outer one, mostly with the same states (without this, the cost
         # doubles with each level of nesting)
         self._loop_memo: dict[tuple, Outs] = {}
+        self._mentions_memo: dict[tuple[str, frozenset], bool] = {}
         self._budget = MAX_STEPS
         self._file_budget = MAX_FILE_STEPS
         self.abandoned: list[FunctionInfo] = []  # functions too complex to follow (no findings)
@@ -1183,12 +1184,23 @@ class Flow:
         return hit
 
     def rebind(self, frame: Frame, heads: Iterable[str], states: set[State], keep_scaled: bool = False) -> set[State]:
-        canon = {self.canon(frame, h) or h for h in heads}
+        canon = frozenset(self.canon(frame, h) or h for h in heads)
         if not canon:
             return states
+        memo = self._mentions_memo
         out = set()
         for st in states:
-            assume = frozenset(x for x in st.assume if not _mentions_any(x[0], canon))
+            if st.assume:
+                keep = []
+                for x in st.assume:
+                    hit = memo.get((x[0], canon))
+                    if hit is None:
+                        hit = memo[(x[0], canon)] = _mentions_any(x[0], canon)
+                    if not hit:
+                        keep.append(x)
+                assume = st.assume if len(keep) == len(st.assume) else frozenset(keep)
+            else:
+                assume = st.assume
             scaled = st.scaled if keep_scaled else frozenset(x for x in st.scaled if x[0] not in canon)
             dropped = self._undrop(st.dropped, canon) if st.dropped else st.dropped
             if assume != st.assume or scaled != st.scaled or dropped != st.dropped:
