@@ -45,7 +45,9 @@ class DefaultGroup(click.Group):
                 sys.stderr.flush()
             except OSError:
                 pass
-            os._exit(2) if isinstance(e, BrokenPipeError) else sys.exit(2)
+            if isinstance(e, BrokenPipeError):
+                os._exit(2)  # a closed pipe: exit without flushing into it again
+            sys.exit(2)
 
     def format_usage(self, ctx, formatter):
         formatter.write_usage("amplint", "[OPTIONS] [PATHS]...\n       amplint verify [OPTIONS]\n       amplint bench [OPTIONS]")
@@ -189,6 +191,8 @@ def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = Fal
             fixed.fixed_text = text
             if diff:
                 fixed.diagnostics = result.diagnostics
+            else:
+                _STDIN_SOURCES[name] = text  # what the remaining findings point into
             result = fixed
     if fix:
         sys.stdout.buffer.write(encode_source(text, result.source) if text is not None else data)

@@ -313,6 +313,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file (never executed: ``tomllib``); any failure is a ConfigError."""
     from .files import read_regular
 
+    if os.path.abspath(path) == os.devnull:
+        return {}  # ``--config /dev/null``: no settings
     try:
         return tomllib.loads(read_regular(path).decode("utf-8"))
     except FileNotFoundError:

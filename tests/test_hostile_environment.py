@@ -252,3 +252,11 @@ def test_empty_or_conflicting_options_are_usage_errors(tmp_path, args, message):
     (tmp_path / "pyproject.toml").write_text("[tool.amplint]\n")
     p = amplint(*args, "t.py", cwd=tmp_path)
     assert p.returncode == 2 and message in no_traceback(p)
+
+
+@pytest.mark.skipif(not Path(os.devnull).exists(), reason="no null device")
+def test_config_devnull_means_no_settings(tmp_path):
+    (tmp_path / "t.py").write_text(TRAIN)
+    p = amplint("--no-cache", "--config", os.devnull, "t.py", cwd=tmp_path)
+    no_traceback(p)
+    assert p.returncode == 1 and b"AMP001" in p.stdout

@@ -496,3 +496,22 @@ def test_amp902_no_fix_for_reordered_positionals():
           "m = FullyShardedDataParallel(net)\ns = torch.amp.GradScaler('cuda', 1024.0, 2.0)\n"
     (d,) = _only(src, "AMP902")
     assert d.fix is None
+
+
+def test_amp902_no_fix_with_several_plain_scalers():
+    # swapping one constructor would make the module look like it picks its scaler per
+    # strategy, and the other finding would vanish unfixed (found by the fix-safety fuzz test)
+    src = (
+        "import torch\n"
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+        "def train(model):\n"
+        "    model = FSDP(model)\n"
+        "    a = torch.amp.GradScaler('cuda')\n"
+        "    b = torch.amp.GradScaler('cuda')\n"
+        "    return a, b\n"
+    )
+    diags = [d for d in lint(src) if d.code == "AMP902"]
+    assert [(d.location.row, d.fix) for d in diags] == [(5, None), (6, None)]
+    one = src.replace("    b = torch.amp.GradScaler('cuda')\n", "")
+    [d] = [d for d in lint(one) if d.code == "AMP902"]
+    assert d.fix is not None

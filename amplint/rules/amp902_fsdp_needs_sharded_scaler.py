@@ -53,7 +53,9 @@ class FsdpNeedsShardedScaler(Rule):
     ## Fix safety
     The constructor swap (plus the import) is a safe fix when the arguments mean the same to
     both classes: a device and an initial scale, and keywords. `ShardedGradScaler` orders
-    `backoff_factor` before `growth_factor`, so further positional arguments get no fix.
+    `backoff_factor` before `growth_factor`, so further positional arguments get no fix. A
+    module with several plain constructors gets no fix: once one is swapped, the module would
+    look like one that picks its scaler per strategy, and the others would go unreported.
 
     ## References
     - [`torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler`](https://github.com/pytorch/pytorch/blob/main/torch/distributed/fsdp/sharded_grad_scaler.py)
@@ -78,15 +80,16 @@ class FsdpNeedsShardedScaler(Rule):
             return
         if not any(c.qual in _FSDP1 for c in model.calls):
             return
-        for c in ctors:
-            if c.family not in ("device_first", "init_scale_first"):
-                continue
+        plain = [c for c in ctors if c.family in ("device_first", "init_scale_first")]
+        for c in plain:
             head = model.code_for(c.site.node.func)
             yield Finding(
                 node=c.site.node,
                 stmt=c.site.stmt,
                 message=self.message.format(ctor=head),
-                fix=_fix(model, c),
+                # with several constructors, one ShardedGradScaler would make the module look
+                # like it chooses per strategy and silence the others: no fix then
+                fix=_fix(model, c) if len(plain) == 1 else None,
             )
 
 
