@@ -1715,39 +1715,28 @@ def _exclusive_arms(module: cst.Module):
     return paths, arm_calls, arms_of
 
 
-def _mentions_grad(node: cst.CSTNode | None) -> bool:
-    """``p.grad``, ``p.grad.data``, ``p.grad.detach()`` ... : the expression reads a ``.grad``."""
+def _receiver_chain(node: cst.CSTNode | None):
+    """``node`` and its receivers: ``p.grad.abs().max`` -> the call, ``p.grad.abs``, ... ``p``."""
     n = node
     while n is not None:
-        if isinstance(n, cst.Attribute):
-            if n.attr.value == "grad":
-                return True
+        yield n
+        if isinstance(n, (cst.Attribute, cst.Subscript)):
             n = n.value
         elif isinstance(n, cst.Call):
             n = n.func
-        elif isinstance(n, cst.Subscript):
-            n = n.value
         else:
-            return False
-    return False
+            return
+
+
+def _mentions_grad(node: cst.CSTNode | None) -> bool:
+    """``p.grad``, ``p.grad.data``, ``p.grad.detach()`` ... : the expression reads a ``.grad``."""
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in _receiver_chain(node))
 
 
 def _predicate_chain(node: cst.CSTNode | None) -> bool:
     """The method chain on a ``.grad`` goes through an element test (``isnan``, ``eq`` ...)."""
-    n = node
-    while n is not None:
-        if isinstance(n, cst.Call):
-            f = n.func
-            if isinstance(f, cst.Attribute) and f.attr.value in _PREDICATES:
-                return True
-            n = f
-        elif isinstance(n, cst.Attribute):
-            n = n.value
-        elif isinstance(n, cst.Subscript):
-            n = n.value
-        else:
-            return False
-    return False
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _PREDICATES
+               for n in _receiver_chain(node))
 
 
 def grad_use(site: CallSite) -> str:
