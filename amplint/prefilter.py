@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from . import torch_api as T
 from ._record import Record
 
 
@@ -24,11 +25,10 @@ class Alternative(Record):
     confirm: tuple[bytes, ...]
 
 
-# Evidence of a GradScaler: its name (constructor, annotation, import), ``unscale_``, or a
-# scaler method called on a receiver whose name says scaler (``grad_scaler.step(``).
-_SCALER_USE = (
-    rb"GradScaler|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\b"
-)
+# Evidence of a GradScaler (:data:`amplint.torch_api.SCALER_EVIDENCE`): its name (constructor,
+# annotation, import), ``unscale_``, or a scaler method called on a receiver whose name says
+# scaler (``grad_scaler.step(``).
+_SCALER_USE = T.SCALER_EVIDENCE
 
 TRIGGERS: dict[str, tuple[Alternative, ...]] = {
     "scaler": (
@@ -43,7 +43,7 @@ TRIGGERS: dict[str, tuple[Alternative, ...]] = {
     "grad_scaler_name": (Alternative((b"GradScaler",)),),
     # the deprecated namespaces: ``torch.cuda.amp``, ``from torch.cuda import amp``
     "deprecated_amp": (
-        Alternative((b".amp", b" amp"), (rb"(?:cuda|cpu)\s*\.\s*amp\b|(?:cuda|cpu)\s+import\s+\(?[\w\s,]*\bamp\b",)),
+        Alternative((b".amp", b" amp"), (T.DEPRECATED_EVIDENCE,)),
     ),
     # ``# noqa: AMP...`` comments (the unused-noqa check)
     "noqa": (Alternative((b"noqa", b"NOQA", b"Noqa"), (rb"AMP[0-9]",)),),

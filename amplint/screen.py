@@ -16,11 +16,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-_KNOWN_DEVICES = frozenset(
-    {"cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "npu", "musa", "meta", "privateuseone"}
-)
-_AMP_DTYPES = frozenset({"float16", "half", "bfloat16"})
-_ARG_KEYWORDS = frozenset({"device_type", "dtype", "enabled", "cache_enabled"})
+from . import torch_api as T
+
+_KNOWN_DEVICES = T.DEVICE_TYPES
+_AMP_DTYPES = T.AUTOCAST_DTYPE_NAMES
+_SLOTS = T.AUTOCAST_PARAMS
+_ARG_KEYWORDS = frozenset(_SLOTS)
+_SCALER_NAMES = tuple(sorted(T.SCALER_CLASS_NAMES))
+_DEPRECATED = T.DEPRECATED_PREFIXES
+_DEPRECATED_PARENTS = tuple(ns.rsplit(".", 1)[0] for ns in T.DEPRECATED_NAMESPACES)
+_DEPRECATED_PARENTS_LAST = tuple(p.rsplit(".", 1)[-1] for p in _DEPRECATED_PARENTS)
 
 
 @dataclass
@@ -53,7 +58,7 @@ def _mentions_autocast(node: ast.AST) -> bool:
     )
 
 
-_SCALER_METHODS = frozenset({"scale", "step", "update"})
+_SCALER_METHODS = T.SCALER_PROTOCOL - {"unscale_"}
 _CHAIN = {ast.BinOp: "left", ast.Attribute: "value", ast.Call: "func", ast.Subscript: "value"}
 _SKIP = frozenset({"ctx", "type_comment", "kind"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -160,7 +165,7 @@ class _Walker:
             self.facts.scaler_evidence = True
         if "custom_fwd" in a or "custom_bwd" in a:
             self.facts.custom_fwd = True
-        elif a == "amp" and isinstance(node.value, ast.Attribute) and node.value.attr in ("cuda", "cpu"):
+        elif a == "amp" and isinstance(node.value, ast.Attribute) and node.value.attr in _DEPRECATED_PARENTS_LAST:
             self.facts.deprecated_amp = True
 
     def _arg(self, node: ast.arg) -> None:
@@ -178,13 +183,13 @@ class _Walker:
         self._decorated(node)
 
     def _import(self, node: ast.Import) -> None:
-        if any(a.name.startswith(("torch.cuda.amp", "torch.cpu.amp")) for a in node.names):
+        if any((a.name + ".").startswith(_DEPRECATED) for a in node.names):
             self.facts.deprecated_amp = True
 
     def _import_from(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        if module.startswith(("torch.cuda.amp", "torch.cpu.amp")) or (
-            module in ("torch.cuda", "torch.cpu") and any(a.name == "amp" for a in node.names)
+        if (module + ".").startswith(_DEPRECATED) or (
+            module in _DEPRECATED_PARENTS and any(a.name == "amp" for a in node.names)
         ):
             self.facts.deprecated_amp = True
 
@@ -214,7 +219,7 @@ class _Walker:
                     f.scaler_evidence = True
                 if method == "scale":
                     f.scale_call = True
-        if "GradScaler" in name:
+        if any(n in name for n in _SCALER_NAMES):
             f.scaler_evidence = True  # a constructor (of GradScaler, a subclass or a re-export)
         if name == "backward" or name == "manual_backward":
             f.backward = True
@@ -233,8 +238,7 @@ class _Walker:
             return True  # a missing device
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return True
-        slots = ["device_type", "dtype", "enabled", "cache_enabled"]
-        pairs = list(zip(slots, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in _ARG_KEYWORDS]
+        pairs = list(zip(_SLOTS, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg in _ARG_KEYWORDS]
         return any(self._suspicious_value(slot, v) for slot, v in pairs)
 
     def _suspicious_value(self, slot: str, v: ast.AST) -> bool:
@@ -255,11 +259,11 @@ class _Walker:
 
 def _mentions_scaler_type(node: ast.AST) -> bool:
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and "GradScaler" in n.id:
+        if isinstance(n, ast.Name) and any(s in n.id for s in _SCALER_NAMES):
             return True
-        if isinstance(n, ast.Attribute) and "GradScaler" in n.attr:
+        if isinstance(n, ast.Attribute) and any(s in n.attr for s in _SCALER_NAMES):
             return True
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "GradScaler" in n.value:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and any(s in n.value for s in _SCALER_NAMES):
             return True
     return False
 

@@ -23,37 +23,17 @@ from .structure import FunctionInfo, Reference, Region
 
 # --- the deprecated namespaces --------------------------------------------------------
 
+from .. import torch_api as T  # noqa: E402
+
 #: qualified deprecated name -> (device, symbol)
-DEPRECATED: dict[str, tuple[str, str]] = {}
-for _ns, _dev, _syms in (
-    ("torch.cuda.amp", "cuda", ("autocast", "GradScaler", "custom_fwd", "custom_bwd")),
-    ("torch.cpu.amp", "cpu", ("autocast", "GradScaler")),
-):
-    for _s in _syms:
-        DEPRECATED[f"{_ns}.{_s}"] = (_dev, _s)
-        sub = "grad_scaler" if _s == "GradScaler" else "autocast_mode"
-        DEPRECATED[f"{_ns}.{sub}.{_s}"] = (_dev, _s)
-
-NEW_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
-NEW_CUSTOM_FWD = frozenset({"torch.amp.custom_fwd", "torch.amp.autocast_mode.custom_fwd"})
-NEW_CUSTOM_BWD = frozenset({"torch.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"})
-DEPRECATED_AUTOCAST = frozenset(q for q, (_d, s) in DEPRECATED.items() if s == "autocast")
-
+DEPRECATED: dict[str, tuple[str, str]] = {q: (d.device, d.symbol) for q, d in T.DEPRECATED.items()}
+NEW_AUTOCAST = T.NEW_AUTOCAST
+NEW_CUSTOM_FWD = T.NEW_CUSTOM_FWD
+NEW_CUSTOM_BWD = T.NEW_CUSTOM_BWD
+DEPRECATED_AUTOCAST = T.DEPRECATED_AUTOCAST
 #: positional parameters of the deprecated constructors (the device comes from the namespace)
-OLD_PARAMS = {
-    "autocast": ("enabled", "dtype", "cache_enabled"),
-    "GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
-}
-
-#: device types torch accepts in a device string, plus the out-of-tree backends that rename
-#: ``privateuseone`` (Ascend npu, Moore Threads musa, Cambricon mlu, Enflame gcu, ...)
-DEVICE_TYPES = frozenset(
-    {
-        "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
-        "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
-        "npu", "musa", "mlu", "gcu", "dipu", "sdaa",
-    }
-)
+OLD_PARAMS = T.OLD_PARAMS
+DEVICE_TYPES = T.DEVICE_TYPES
 
 VERSION_TEST = re.compile(r"version|torch_\d|greater|less_than|hasattr", re.I)
 _COMPAT_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "TypeError", "BaseException"}
@@ -62,21 +42,15 @@ _COMPAT_EXCEPTIONS = {"ImportError", "ModuleNotFoundError", "AttributeError", "E
 def deprecated_symbol(qual: str | None) -> tuple[str, str, bool] | None:
     """``(device, symbol, exact)`` for a deprecated AMP name; ``exact`` is False for an
     attribute of one (``torch.cuda.amp.GradScaler.unscale_``)."""
-    if qual is None:
+    hit = T.deprecation(qual)
+    if hit is None:
         return None
-    hit = DEPRECATED.get(qual)
-    if hit is not None:
-        return hit[0], hit[1], True
-    for name, (dev, sym) in DEPRECATED.items():
-        if qual.startswith(name + "."):
-            return dev, sym, False
-    return None
+    dep, exact = hit
+    return dep.device, dep.symbol, exact
 
 
 def replacement(sym: str, dev: str) -> str:
-    if sym in ("custom_fwd", "custom_bwd"):
-        return f'torch.amp.{sym}(device_type="{dev}")'
-    return f'torch.amp.{sym}("{dev}", ...)'
+    return T.Deprecation(sym, dev).replacement
 
 
 # --- regions ----------------------------------------------------------------------------
@@ -134,7 +108,7 @@ def effective_dtype(model, r: Region) -> str | None:
     device, dtype, _enabled = intended(model, r)
     if dtype is not None:
         return dtype
-    return {"cuda": "float16", "cpu": "bfloat16"}.get(device or "")
+    return T.default_autocast_dtype(device)
 
 
 # --- the tree view ----------------------------------------------------------------------

@@ -733,16 +733,9 @@ def dtype_kind(node: cst.BaseExpression | None, imports: ImportTable) -> str | N
     v = literal_value(node)
     if v is None:
         return None
-    q = imports.qualify(node)  # type: ignore[arg-type]
-    if q in N.FLOAT16:
-        return "float16"
-    if q in N.BFLOAT16:
-        return "bfloat16"
-    if q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in (
-        "float32", "float", "float64", "double", "int8", "int32", "int64", "long", "int", "uint8", "bool", "complex64",
-    ):
-        return "other"
-    return "unknown"
+    from ..torch_api import dtype_kind as kind_of
+
+    return kind_of(imports.qualify(node)) or "unknown"  # type: ignore[arg-type]
 
 
 def _arg_node(args: list[cst.Arg], index: int, name: str) -> cst.BaseExpression | None:

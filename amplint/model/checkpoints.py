@@ -9,16 +9,15 @@ state anywhere else is taken to handle it.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from .. import torch_api as T
 from . import names as N
 from .names import dotted_text
 from .scalers import owner_class
 from .usage import _sub_blocks, calls_in, facts, mentions, name_uses, scaler_ish
 
-_OPT = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|optimi[sz]er$|_optim$|^optimizers?$", re.I)
+_OPT = T.OPTIMIZER_STATE_NAME
 _SAVE_WORDS = ("save", "checkpoint", "ckpt", "state")
 _MAX_DEPTH = 3
 

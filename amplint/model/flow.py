@@ -30,6 +30,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from .. import torch_api as T
 from . import names as N
 from .build import expr_key, literal_value
 from .names import dotted_text
@@ -319,15 +320,9 @@ _PURE_BUILTINS = frozenset(
         "sorted", "reversed", "format", "any", "all", "iter", "next", "map", "filter", "hash", "callable", "vars",
     }
 )
-_SCALER_QUERIES = frozenset(
-    {
-        "get_scale", "is_enabled", "state_dict", "load_state_dict", "get_growth_factor", "get_backoff_factor",
-        "get_growth_interval", "set_growth_factor", "set_backoff_factor", "set_growth_interval", "_get_growth_tracker",
-        "__getstate__", "__setstate__",
-    }
-)
+_SCALER_QUERIES = T.SCALER_QUERIES
 _HARMLESS_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "Protocol", "nn.Module", "torch.nn.Module", "Module"})
-_OPT_NAME = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|optimizer$|optim$", re.I)
+_OPT_NAME = T.OPTIMIZER_NAME
 
 
 class Flow:
@@ -1489,21 +1484,18 @@ class Flow:
         return out
 
 
-_GRAD_EDITS = frozenset({"clamp_", "clamp", "clip_", "clip", "nan_to_num_", "nan_to_num", "masked_fill_", "sign_"})
-_GRAD_EDIT_FUNCTIONS = frozenset({"torch.clamp", "torch.clip", "torch.nan_to_num", "torch.clamp_", "torch.nan_to_num_"})
+_GRAD_EDITS = T.GRAD_EDIT_METHODS
+_GRAD_EDIT_FUNCTIONS = T.GRAD_EDIT_FUNCTIONS
 # reductions that read a gradient's magnitude (``p.grad.pow(2).sum()``, ``p.grad.abs().max()``)
-_GRAD_READS = frozenset({"norm", "sum", "mean", "max", "amax", "std", "var"})
-_GRAD_READ_FUNCTIONS = frozenset({"torch.sum", "torch.mean", "torch.max", "torch.amax", "torch.std", "torch.var"})
+_GRAD_READS = T.GRAD_READ_METHODS
+_GRAD_READ_FUNCTIONS = T.GRAD_READ_FUNCTIONS
 # element tests whose result does not depend on the scale (``p.grad.isnan().sum()``)
-_PREDICATES = frozenset({
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "eq", "ne", "gt", "ge", "lt", "le", "bool", "sign",
-    "logical_not", "logical_and", "logical_or", "nonzero", "count_nonzero", "any", "all", "__eq__", "__ne__",
-})
+_PREDICATES = T.GRAD_PREDICATES
 _EVENT_CALLS = frozenset({
     "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
     "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
 })
-_BACKWARD_LIKE = re.compile(r"^_*(manual_|run_|do_)?backward(_step|_pass)?$", re.I)
+_BACKWARD_LIKE = T.BACKWARD_LIKE
 _CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 _PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -12,127 +12,36 @@ from __future__ import annotations
 
 import libcst as cst
 
-# --- symbol sets (fully qualified) -------------------------------------------------
+# --- symbol sets (fully qualified): the data lives in :mod:`amplint.torch_api` -------------
 
-_AMP_NAMESPACES = ("torch.amp", "torch.cuda.amp", "torch.cpu.amp")
+from .. import torch_api as T  # noqa: E402
 
-GRAD_SCALER_CTORS = frozenset(
-    {
-        "torch.GradScaler",
-        "torch.amp.GradScaler",
-        "torch.amp.grad_scaler.GradScaler",
-        "torch.cuda.amp.GradScaler",
-        "torch.cuda.amp.grad_scaler.GradScaler",
-        "torch.cpu.amp.GradScaler",
-        "torch.cpu.amp.grad_scaler.GradScaler",
-        "torch.distributed.fsdp.ShardedGradScaler",
-        "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
-    }
-)
-SHARDED_SCALERS = frozenset(
-    {
-        "torch.distributed.fsdp.ShardedGradScaler",
-        "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
-    }
-)
-
-AUTOCAST = frozenset(
-    {
-        "torch.autocast",
-        "torch.amp.autocast",
-        "torch.amp.autocast_mode.autocast",
-        "torch.cuda.amp.autocast",
-        "torch.cuda.amp.autocast_mode.autocast",
-        "torch.cpu.amp.autocast",
-        "torch.cpu.amp.autocast_mode.autocast",
-    }
-)
-CUSTOM_FWD = frozenset(f"{ns}.custom_fwd" for ns in _AMP_NAMESPACES) | {
-    "torch.amp.autocast_mode.custom_fwd",
-    "torch.cuda.amp.autocast_mode.custom_fwd",
-}
-CUSTOM_BWD = frozenset(f"{ns}.custom_bwd" for ns in _AMP_NAMESPACES) | {
-    "torch.amp.autocast_mode.custom_bwd",
-    "torch.cuda.amp.autocast_mode.custom_bwd",
-}
-
-# Deprecated spellings (AMP101) and their replacement in torch.amp.
-DEPRECATED_PREFIXES = ("torch.cuda.amp.", "torch.cpu.amp.")
-
-CLIP_FUNCTIONS = frozenset(
-    f"torch.nn.utils{mod}.{fn}"
-    for mod in ("", ".clip_grad")
-    for fn in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm")
-)
-
-NORM_FUNCTIONS = frozenset({"torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm", "torch.linalg.matrix_norm"})
-
-NO_GRAD = frozenset(
-    {
-        "torch.no_grad",
-        "torch.autograd.no_grad",
-        "torch.autograd.grad_mode.no_grad",
-        "torch.inference_mode",
-        "torch.autograd.inference_mode",
-        "torch.autograd.grad_mode.inference_mode",
-    }
-)
-SET_GRAD_ENABLED = frozenset(
-    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
-)
-ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
-
-AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
-AUTOGRAD_BACKWARD = frozenset({"torch.autograd.backward"})
-TORCH_SAVE = frozenset({"torch.save"})
-AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
-
-BCE = frozenset(
-    {
-        "torch.nn.functional.binary_cross_entropy",
-        "torch.binary_cross_entropy",
-        "torch._C._nn.binary_cross_entropy",
-    }
-)
-BCE_LOSS = frozenset({"torch.nn.BCELoss", "torch.nn.modules.loss.BCELoss"})
-
-FSDP = frozenset(
-    {
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
-        "torch.distributed.fsdp.fully_shard",
-        "torch.distributed._composable.fsdp.fully_shard",
-        "torch.distributed._composable.fully_shard",
-    }
-)
-
-FLOAT16 = frozenset({"torch.float16", "torch.half"})
-BFLOAT16 = frozenset({"torch.bfloat16"})
+GRAD_SCALER_CTORS = frozenset(T.GRAD_SCALERS)
+SHARDED_SCALERS = frozenset(q for q, s in T.GRAD_SCALERS.items() if s.sharded)
+AUTOCAST = T.AUTOCAST
+CUSTOM_FWD = T.CUSTOM_FWD
+CUSTOM_BWD = T.CUSTOM_BWD
+DEPRECATED_PREFIXES = T.DEPRECATED_PREFIXES
+CLIP_FUNCTIONS = T.CLIP_FUNCTIONS
+NORM_FUNCTIONS = T.NORM_FUNCTIONS
+NO_GRAD = T.NO_GRAD
+SET_GRAD_ENABLED = T.SET_GRAD_ENABLED
+ENABLE_GRAD = T.ENABLE_GRAD
+AUTOGRAD_GRAD = T.AUTOGRAD_GRAD
+AUTOGRAD_BACKWARD = T.AUTOGRAD_BACKWARD
+TORCH_SAVE = T.TORCH_SAVE
+AUTOGRAD_FUNCTION = T.AUTOGRAD_FUNCTION
+BCE = T.BCE
+BCE_LOSS = T.BCE_LOSS
+FSDP = T.FSDP
+FLOAT16 = T.FLOAT16
+BFLOAT16 = T.BFLOAT16
 AUTOCAST_DTYPES = FLOAT16 | BFLOAT16
-KNOWN_DEVICES = frozenset(
-    {"cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "meta", "maia", "privateuseone", "mkldnn", "npu", "musa"}
-)
-AUTOCAST_DEVICES = frozenset({"cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "npu", "musa"})
-
-
-def is_grad_scaler_ctor(qual: str | None) -> bool:
-    if qual is None:
-        return False
-    if qual in GRAD_SCALER_CTORS:
-        return True
-    last = qual.rsplit(".", 1)[-1]
-    # ``from mypkg.amp import GradScaler`` re-exports or subclasses are still scalers.
-    return last in ("GradScaler", "ShardedGradScaler")
-
-
-def is_optimizer_ctor(qual: str | None) -> bool:
-    return qual is not None and qual.startswith("torch.optim.") and qual.rsplit(".", 1)[-1][:1].isupper() and (
-        ".lr_scheduler" not in qual and ".swa_utils" not in qual
-    )
-
-
-def is_deprecated_amp(qual: str | None) -> bool:
-    return qual is not None and qual.startswith(DEPRECATED_PREFIXES)
+KNOWN_DEVICES = T.DEVICE_TYPES
+AUTOCAST_DEVICES = T.AUTOCAST_DEVICES
+is_grad_scaler_ctor = T.is_scaler_class
+is_optimizer_ctor = T.is_optimizer_class
+is_deprecated_amp = T.is_deprecated
 
 
 # --- import table -----------------------------------------------------------------
@@ -210,18 +119,7 @@ class ImportTable:
         return self.resolve(dotted_text(node))
 
 
-_ALL_KNOWN = (
-    GRAD_SCALER_CTORS
-    | AUTOCAST
-    | CUSTOM_FWD
-    | CUSTOM_BWD
-    | CLIP_FUNCTIONS
-    | NO_GRAD
-    | SET_GRAD_ENABLED
-    | ENABLE_GRAD
-    | BCE
-    | BCE_LOSS
-)
+_ALL_KNOWN = T.KNOWN_SYMBOLS
 
 
 def _known_symbol(qual: str) -> bool:

@@ -38,11 +38,9 @@ class Region:
         """The dtype autocast really uses: an explicit one, else the device default."""
         if self.dtype is not None:
             return self.dtype
-        if self.device == "cuda":
-            return "float16"
-        if self.device == "cpu":
-            return "bfloat16"
-        return None
+        from ..torch_api import default_autocast_dtype
+
+        return default_autocast_dtype(self.device)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Region({self.kind}, device={self.device!r}, dtype={self.dtype!r}, enabled={self.enabled!r})"

@@ -25,20 +25,7 @@ from .names import dotted_text
 from .scalers import owner_class
 from .structure import CallSite, ClassInfo, FunctionInfo
 
-#: positional order of the GradScaler constructors
-DEVICE_FIRST = ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled")
-INIT_SCALE_FIRST = ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled")
-SHARDED = ("device", "init_scale", "backoff_factor", "growth_factor", "growth_interval", "enabled", "process_group")
-
-_DEVICE_FIRST_QUALS = frozenset({"torch.GradScaler", "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
-_INIT_FIRST_QUALS = frozenset(
-    {
-        "torch.cuda.amp.GradScaler",
-        "torch.cuda.amp.grad_scaler.GradScaler",
-        "torch.cpu.amp.GradScaler",
-        "torch.cpu.amp.grad_scaler.GradScaler",
-    }
-)
+from ..torch_api import DEVICE_FIRST, INIT_SCALE_FIRST, SHARDED  # noqa: E402  (re-exported for the rules)
 
 
 @dataclass(eq=False)
@@ -121,15 +108,10 @@ def facts(model) -> UsageFacts:
 
 
 def ctor_family(qual: str | None) -> str | None:
-    if qual is None:
-        return None
-    if qual in _DEVICE_FIRST_QUALS:
-        return "device_first"
-    if qual in _INIT_FIRST_QUALS:
-        return "init_scale_first"
-    if qual in N.SHARDED_SCALERS:
-        return "sharded"
-    return None
+    from ..torch_api import scaler_spec
+
+    spec = scaler_spec(qual)
+    return spec.family if spec is not None else None
 
 
 def _ctor_arms(table, value) -> list[cst.Call]:

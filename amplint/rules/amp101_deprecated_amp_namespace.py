@@ -349,11 +349,8 @@ def _plausible_enabled(model, node) -> bool:
         return False
     if isinstance(node, (cst.Name, cst.Attribute)):
         q = model.imports.qualify(node)
-        if q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in _DTYPE_NAMES:
+        from ..torch_api import dtype_kind
+
+        if dtype_kind(q) is not None:
             return False
     return True
-
-
-_DTYPE_NAMES = frozenset(
-    {"float16", "half", "bfloat16", "float32", "float", "float64", "double", "int8", "int16", "int32", "int64", "long", "int", "uint8", "bool"}
-)

@@ -2,15 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .. import torch_api as T
 from .base import Finding, FixPlan, NodeEdit, Rule
 
-_FSDP1 = frozenset(
-    {
-        "torch.distributed.fsdp.FullyShardedDataParallel",
-        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
-    }
-)
-_IMPORT = "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler"
 
 
 class FsdpNeedsShardedScaler(Rule):
@@ -78,7 +72,7 @@ class FsdpNeedsShardedScaler(Rule):
         ctors = facts(model).ctors
         if not ctors or any(c.is_sharded for c in ctors):
             return
-        if not any(c.qual in _FSDP1 for c in model.calls):
+        if not any(c.qual in T.FSDP1 for c in model.calls):
             return
         plain = [c for c in ctors if c.family in ("device_first", "init_scale_first")]
         for c in plain:
@@ -123,7 +117,7 @@ def _fix(model, ctor) -> FixPlan | None:
                 anchor = s
         if anchor is None:
             return None
-        edits.append(NodeEdit("insert_after", anchor, _IMPORT))
+        edits.append(NodeEdit("insert_after", anchor, T.SHARDED_SCALER_IMPORT))
     elif not local.endswith("ShardedGradScaler"):
         return None
     return FixPlan("safe", FsdpNeedsShardedScaler.fix_title, edits)
