@@ -371,7 +371,7 @@ class Resolver:
 
     def _index(self) -> dict[int, int]:
         if self._top is None:
-            from .model.build import child_fields
+            from .model.syntax import child_fields
 
             top: dict[int, int] = {}
             for i, stmt in enumerate(self.module.body):

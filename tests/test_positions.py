@@ -25,7 +25,7 @@ TRICKY = [
 
 
 def _all_nodes(module):
-    from amplint.model.build import child_fields
+    from amplint.model.syntax import child_fields
 
     stack = [module]
     while stack:

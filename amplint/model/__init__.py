@@ -14,9 +14,11 @@ from typing import Iterable
 import libcst as cst
 
 from . import names as N
-from .build import Builder
+from .syntax import Builder
 from .flow import Flow, Observation, State
 from .scalers import ScalerTable, owner_class
+from .scopes import Scopes
+from .values import Values
 from .structure import CallSite, ClassInfo, FunctionInfo, Region
 
 __all__ = ["AmpModel", "Observation", "State", "CallSite", "FunctionInfo", "ClassInfo", "Region", "owner_class"]
@@ -40,10 +42,13 @@ class AmpModel:
         self.seqs = b.seqs
         self.tests = b.tests
         self.value_texts = b.value_texts
+        self.blocks = b.blocks
+        self.bindings = b.bindings
         self.call_of: dict[cst.CSTNode, CallSite] = {c.node: c for c in b.calls}
         self._parent_call = b.parent_call
-        self.scalers = ScalerTable(b, tuple(scaler_names))
-        self.scalers.finalize()
+        self.scopes = Scopes(self.top, b.functions, b.classes, b.bindings)
+        self.values = Values(self.scopes, b.imports, self.call_of, b.classes, self.top)
+        self.scalers = ScalerTable(b, self.scopes, self.values, tuple(scaler_names))
         self.self_attrs: dict[ClassInfo, set[str]] = {}
         for a in self.assignments:
             cls = owner_class(a.func)

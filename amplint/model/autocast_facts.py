@@ -17,7 +17,7 @@ from typing import Iterable
 import libcst as cst
 
 from . import names as N
-from .build import child_fields, literal_value
+from .syntax import child_fields, literal_value
 from .names import dotted_text
 from .structure import FunctionInfo, Reference, Region
 

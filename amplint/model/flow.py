@@ -32,7 +32,7 @@ import libcst as cst
 
 from .. import torch_api as T
 from . import names as N
-from .build import expr_key, literal_value
+from .syntax import expr_key, literal_value
 from .names import dotted_text
 from .scalers import owner_class
 from .structure import Alt, Bind, CallSite, FunctionInfo, Region
@@ -1643,7 +1643,7 @@ def _assigned_heads(node: cst.CSTNode) -> set[str]:
 
 
 def _child_nodes(n: cst.CSTNode):
-    from .build import children
+    from .syntax import children
 
     return children(n)
 

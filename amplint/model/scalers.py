@@ -1,64 +1,58 @@
-"""Which names hold a GradScaler.
+"""Which names hold a GradScaler: a verdict per (scope, key), read from the value layer.
 
-A name (or ``self.<attr>``, or a dotted chain such as ``trainer.scaler``) is a scaler when:
+A name (or ``self.<attr>``, or a dotted chain such as ``trainer.scaler``) is a scaler when, in
+order of strength:
 
-- it is bound to a GradScaler constructor (``torch.amp.GradScaler``, the deprecated and
-  sharded spellings, any imported ``*GradScaler``, or a class of this file deriving from one),
-  also as one arm of ``GradScaler(...) if amp else None``;
-- it is ``self.<attr>`` and some method of the class (or an in-file base class) binds it so;
-- it is a parameter annotated with a GradScaler type (``Optional[GradScaler]`` too);
-- it is bound to another scaler (``scaler = self.scaler``);
-- its use proves it: ``X.scale(loss).backward()``, ``X.unscale_(opt)``, or the GradScaler
-  methods called on a receiver whose name says it is a scaler (``grad_scaler.step(opt)``);
-- the user configured its name (``scaler-names``).
+1. the user configured its name (``scaler-names``);
+2. some binding of it holds a GradScaler (:mod:`.values`): a constructor of the GradScaler
+   family (torch's own, the deprecated and sharded spellings, an imported ``*GradScaler``, a
+   class of this file deriving from one, also as one arm of ``GradScaler(...) if amp else None``
+   or returned by a factory of this file), another scaler (``scaler = self.scaler``), or an
+   annotation with a GradScaler type (``Optional[GradScaler]``);
+3. no binding holds something else (another class's instance such as sklearn's
+   ``StandardScaler()``, a literal, an annotation naming another class such as a project's own
+   ``ActivationScaler``), and its use proves it: ``X.scale(loss).backward()``, ``X.unscale_(opt)``,
+   or the protocol methods called on a receiver whose name says scaler (``grad_scaler.step(opt)``).
 
-A name bound to any other constructor (sklearn's ``StandardScaler()``, a dataclass) is not
-a scaler, whatever methods are called on it.
+Scopes follow :mod:`.scopes`: a local name is a scaler in its function, ``self.<attr>`` in its
+class (and subclasses), other names at module level.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from . import names as N
-from .build import expr_key
-from .structure import Assignment, CallSite, ClassInfo, FunctionInfo
+from .. import torch_api as T
+from .scopes import Scopes, owner_class
+from .structure import Binding, CallSite, ClassInfo, FunctionInfo
+from .syntax import expr_key
+from .values import Values
 
-SCALER_METHODS = frozenset({"scale", "unscale_", "step", "update"})
+SCALER_METHODS = T.SCALER_PROTOCOL
+_NEGATIVE = frozenset({"other", "container", "optimizer", "device", "dtype", "bce", "instance", "scheduler", "fsdp",
+                       "function", "class", "import"})
 
 
 class ScalerTable:
-    def __init__(self, builder, extra_names: tuple[str, ...] = ()) -> None:
+    def __init__(self, builder, scopes: Scopes, values: Values, extra_names: tuple[str, ...] = ()) -> None:
         self.b = builder
+        self.scopes = scopes
+        self.values = values
         self.extra = tuple(extra_names)
-        self.classes_by_name = {c.name: c for c in builder.classes}
-        self.scaler_classes = self._scaler_classes()
+        self.scaler_classes = values.scaler_classes
         self.ctor_sites: list[CallSite] = [c for c in builder.calls if self.is_ctor_call(c.node)]
-        self.module_keys: set[str] = set()
-        self.class_attrs: dict[ClassInfo, set[str]] = {}
-        self.local_keys: dict[FunctionInfo, set[str]] = {}
-        self.negative_module: set[str] = set()
-        self.negative_class: dict[ClassInfo, set[str]] = {}
-        self.negative_local: dict[FunctionInfo, set[str]] = {}
+        self._verdict: dict[tuple, bool] = {}
+        self._use = self._use_evidence()
+        # local alias -> the scaler key it holds (``scaler = self.scaler``), per function
         self.aliases: dict[FunctionInfo, dict[str, str]] = {}
-        self._compute()
+        for bnd in builder.bindings:
+            if bnd.kind not in ("assign", "ann", "walrus") or "." in bnd.name or bnd.unpack:
+                continue
+            src = _alias_source(bnd.value)
+            if src is not None and src != bnd.name and self.is_scaler(bnd.func, src):
+                self.aliases.setdefault(bnd.func, {})[bnd.name] = src
 
-    # --- constructor recognition ---------------------------------------------------
-
-    def _scaler_classes(self) -> set[str]:
-        out: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for c in self.b.classes:
-                if c.name in out:
-                    continue
-                for text, qual in zip(c.bases, c.base_quals):
-                    if N.is_grad_scaler_ctor(qual) or N.is_grad_scaler_ctor(text) or text in out:
-                        out.add(c.name)
-                        changed = True
-                        break
-        return out
+    # --- constructor recognition -----------------------------------------------------------
 
     def is_ctor_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):
@@ -68,8 +62,8 @@ class ScalerTable:
             return False
         qual = self.b.imports.resolve(text)
         if qual is not None:
-            return N.is_grad_scaler_ctor(qual)
-        return text in self.scaler_classes or N.is_grad_scaler_ctor(text)
+            return T.is_scaler_class(qual)
+        return text in self.scaler_classes or T.is_scaler_class(text)
 
     def ctor_in(self, value: cst.BaseExpression | None) -> cst.Call | None:
         """The GradScaler constructor call a bound value is (or one arm of it is)."""
@@ -83,7 +77,7 @@ class ScalerTable:
             return self.ctor_in(value.left) or self.ctor_in(value.right)
         return None
 
-    # --- scopes --------------------------------------------------------------------
+    # --- scopes ------------------------------------------------------------------------------
 
     def scope_of(self, func: FunctionInfo, key: str) -> tuple[str, object]:
         head = key.split(".", 1)[0].split("[", 1)[0]
@@ -94,68 +88,81 @@ class ScalerTable:
             return ("local", func)
         return ("module", None)
 
-    def _add(self, func: FunctionInfo, key: str, negative: bool = False) -> None:
+    def _scope_key(self, func: FunctionInfo, key: str) -> tuple:
         kind, scope = self.scope_of(func, key)
-        if kind == "class":
-            table = self.negative_class if negative else self.class_attrs
-            table.setdefault(scope, set()).add(key)  # type: ignore[arg-type]
-        elif kind == "local":
-            table = self.negative_local if negative else self.local_keys
-            table.setdefault(scope, set()).add(key)  # type: ignore[arg-type]
-        else:
-            (self.negative_module if negative else self.module_keys).add(key)
+        return (kind, id(scope), key)
 
-    # --- the computation -----------------------------------------------------------
+    # --- the verdict -------------------------------------------------------------------------
 
-    def _compute(self) -> None:
-        b = self.b
-        # 1. constructor bindings, and negative evidence (bound to some other call)
-        for a in b.assignments:
-            ctor = self.ctor_in(a.value)
-            for t in a.targets:
-                if t is None:
-                    continue
-                if ctor is not None:
-                    self._add(a.func, t)
-                elif _is_other_object(a.value):
-                    self._add(a.func, t, negative=True)
-        # 2. annotated parameters
-        for f in b.functions:
-            for p, ann in f.param_annotations.items():
-                if ann is not None and (N.is_grad_scaler_ctor(ann) or ann in self.scaler_classes):
-                    self.local_keys.setdefault(f, set()).add(p)
-        # 3. evidence by use
-        for f in b.functions:
-            for key in self._used_as_scaler(f):
-                self._add(f, key)
-        # 4. configured names
-        if self.extra:
-            for f in b.functions:
-                for c in f.calls:
-                    if c.recv is not None and c.method in SCALER_METHODS and self._configured(c.recv):
-                        self._add(f, c.recv)
-        # 5. aliases (``scaler = self.scaler``), to a fixpoint
-        for _ in range(3):
-            changed = False
-            for a in b.assignments:
-                src = _alias_source(a)
-                if src is None or not self.is_scaler(a.func, src):
-                    continue
-                for t in a.targets:
-                    if t is not None and t != src and not self.is_scaler(a.func, t):
-                        self._add(a.func, t)
-                        changed = True
-                    if t is not None and t != src and "." not in t:
-                        self.aliases.setdefault(a.func, {})[t] = src
-            if not changed:
+    def is_scaler(self, func: FunctionInfo, key: str | None) -> bool:
+        if key is None:
+            return False
+        sk = self._scope_key(func, key)
+        hit = self._verdict.get(sk)
+        if hit is None:
+            self._verdict[sk] = False  # recursion through aliases: assume not
+            hit = self._verdict[sk] = self._decide(func, key, sk)
+        return hit
+
+    def _decide(self, func: FunctionInfo, key: str, sk: tuple) -> bool:
+        if self.extra and self._configured(key):
+            return True
+        if "[" in key:
+            return sk in self._use
+        kind, scope = self.scope_of(func, key)
+        bindings = self._bindings(func, key, kind, scope)
+        strong = negative = False
+        for b in bindings:
+            vals = self.values.binding(b)
+            if any(v.kind == "scaler" for v in vals):
+                strong = True
                 break
+            if b.kind == "param" and b.annotation is not None and not vals - {v for v in vals if v.kind == "param"}:
+                continue  # an annotation that says nothing (``Any``)
+            if _negative(b, vals):
+                negative = True
+        if strong:
+            return True
+        if negative:
+            return False
+        if sk in self._use:
+            return True
+        if kind == "class":
+            # evidence in a base class of this file
+            for base in self.scopes.mro(scope)[1:]:  # type: ignore[arg-type]
+                if ("class", id(base), key) in self._use:
+                    return True
+        return False
+
+    def _bindings(self, func: FunctionInfo, key: str, kind: str, scope) -> list[Binding]:
+        if kind == "class":
+            return self.scopes.attr(scope, key.split(".", 1)[1]) if key.count(".") == 1 else []  # type: ignore[arg-type]
+        if kind == "local":
+            return self.scopes.local(func, key)
+        out = self.scopes.local(self.scopes.top, key)
+        if "." in key:
+            # a dotted chain (``trainer.scaler``): bindings of it in any function, and the
+            # attribute of an object of this file's classes
+            out = [b for b in self.b.bindings if b.name == key and b.kind != "item"]
+            base = key.rsplit(".", 1)[0]
+            for v in self.values.of_key(func, base):
+                if v.kind == "instance" and v.data is not None:
+                    out = out + self.scopes.attr(v.data, key.rsplit(".", 1)[1])
+        return out
 
     def _configured(self, key: str) -> bool:
         last = key.rsplit(".", 1)[-1]
         return key in self.extra or last in self.extra
 
+    def _use_evidence(self) -> set[tuple]:
+        """(scope kind, scope id, key) of receivers whose use proves a GradScaler."""
+        out: set[tuple] = set()
+        for f in self.b.functions:
+            for key in self._used_as_scaler(f):
+                out.add(self._scope_key(f, key))
+        return out
+
     def _used_as_scaler(self, f: FunctionInfo) -> set[str]:
-        """Receivers of ``f`` whose use proves a GradScaler."""
         out: set[str] = set()
         scaled_names: dict[str, str] = {}
         by_recv: dict[str, set[str]] = {}
@@ -186,73 +193,83 @@ class ScalerTable:
         for recv, methods in by_recv.items():
             if "scaler" in recv.rsplit(".", 1)[-1].lower() and methods & SCALER_METHODS:
                 out.add(recv)
+            elif self.extra and self._configured(recv) and methods & SCALER_METHODS:
+                out.add(recv)
         return out
 
-    # --- queries -------------------------------------------------------------------
+    # --- facts for rules ---------------------------------------------------------------------
 
-    def is_scaler(self, func: FunctionInfo, key: str | None) -> bool:
-        if key is None:
-            return False
-        kind, scope = self.scope_of(func, key)
-        if kind == "local":
-            if key in self.local_keys.get(func, ()):  # type: ignore[arg-type]
-                return True
-            return False
-        if kind == "class":
-            cls = scope
-            while cls is not None:
-                if key in self.class_attrs.get(cls, ()):  # type: ignore[arg-type]
-                    return True
-                cls = self._base(cls)  # type: ignore[arg-type]
-            if self.extra and self._configured(key):
-                return True
-            return False
-        if key in self.module_keys:
-            return True
-        if self.extra and self._configured(key):
-            return True
-        return False
+    def _tables(self) -> tuple[set[str], dict, dict]:
+        """Every scaler key, grouped by scope: module keys, class attributes, locals."""
+        hit = getattr(self, "_tables_memo", None)
+        if hit is not None:
+            return hit
+        module: set[str] = set()
+        classes: dict[ClassInfo, set[str]] = {}
+        local: dict[FunctionInfo, set[str]] = {}
+        seen: set[tuple] = set()
+        candidates = [(b.func, b.name) for b in self.b.bindings if b.kind != "item" and b.cls is None]
+        candidates += [(b.func, b.name) for b in self.b.bindings if b.kind in ("ann", "assign") and b.cls is not None]
+        for f in self.b.functions:
+            candidates.extend((f, k) for k in self._used_as_scaler(f))
+        for func, key in candidates:
+            if func is None:
+                continue
+            kind, scope = self.scope_of(func, key)
+            sk = (kind, id(scope), key)
+            if sk in seen:
+                continue
+            seen.add(sk)
+            if not self.is_scaler(func, key):
+                continue
+            if kind == "class":
+                classes.setdefault(scope, set()).add(key)
+            elif kind == "local":
+                local.setdefault(scope, set()).add(key)
+            else:
+                module.add(key)
+        for c in self.b.classes:
+            for bnd in self.scopes._class_body.get(c, {}).values():
+                for b in bnd:
+                    if b.kind in ("ann", "assign") and any(v.kind == "scaler" for v in self.values.binding(b)):
+                        classes.setdefault(c, set()).add(f"self.{b.name}")
+        self._tables_memo = (module, classes, local)
+        return self._tables_memo
 
-    def is_negative(self, func: FunctionInfo, key: str) -> bool:
-        kind, scope = self.scope_of(func, key)
-        if kind == "local":
-            return key in self.negative_local.get(func, ())  # type: ignore[arg-type]
-        if kind == "class":
-            return key in self.negative_class.get(scope, ())  # type: ignore[arg-type]
-        return key in self.negative_module
+    @property
+    def module_keys(self) -> set[str]:
+        return self._tables()[0]
+
+    @property
+    def class_attrs(self) -> dict:
+        return self._tables()[1]
+
+    @property
+    def local_keys(self) -> dict:
+        return self._tables()[2]
 
     def _base(self, cls: ClassInfo) -> ClassInfo | None:
-        for text in cls.bases:
-            base = self.classes_by_name.get(text)
-            if base is not None and base is not cls:
-                return base
-        return None
+        bases = self.scopes.base_classes(cls)
+        return bases[0] if bases else None
 
-    def finalize(self) -> None:
-        """Drop keys with negative evidence and no constructor binding."""
-        for f, keys in list(self.local_keys.items()):
-            neg = self.negative_local.get(f, set())
-            ctor_bound = self._ctor_bound(f)
-            self.local_keys[f] = {k for k in keys if k not in neg or k in ctor_bound}
-        self.module_keys = {k for k in self.module_keys if k not in self.negative_module or k in self._ctor_bound(None)}
-        for c, keys in list(self.class_attrs.items()):
-            neg = self.negative_class.get(c, set())
-            bound = self._ctor_bound_class(c)
-            self.class_attrs[c] = {k for k in keys if k not in neg or k in bound}
-
-    def _ctor_bound(self, f: FunctionInfo | None) -> set[str]:
+    def keys_in(self, func: FunctionInfo) -> list[str]:
+        """Scaler keys this function's code can name: its own locals, ``self.<attr>`` of its
+        class, module names (sorted)."""
         out = set()
-        for a in self.b.assignments:
-            if (f is None and a.func.is_module or a.func is f) and self.ctor_in(a.value) is not None:
-                out.update(t for t in a.targets if t is not None)
-        return out
+        for name in self.scopes._local.get(func, {}):
+            if self.is_scaler(func, name):
+                out.add(name)
+        cls = owner_class(func)
+        if cls is not None:
+            for c in self.scopes.mro(cls):
+                for attr in set(self.scopes._self_attrs.get(c, {})) | set(self.scopes._class_body.get(c, {})):
+                    if self.is_scaler(func, f"self.{attr}"):
+                        out.add(f"self.{attr}")
+        return sorted(out)
 
-    def _ctor_bound_class(self, c: ClassInfo) -> set[str]:
-        out = set()
-        for a in self.b.assignments:
-            if owner_class(a.func) is c and self.ctor_in(a.value) is not None:
-                out.update(t for t in a.targets if t is not None)
-        return out
+    def module_scalers(self) -> list[str]:
+        top = self.scopes.top
+        return sorted(n for n in self.scopes._local.get(top, {}) if "." not in n and self.is_scaler(top, n))
 
     def escapes(self, key: str) -> bool:
         """``key`` is read as a value somewhere (passed, returned, aliased), or, for
@@ -285,16 +302,19 @@ class ScalerTable:
         return found
 
     def any(self) -> bool:
-        return bool(self.module_keys or any(self.local_keys.values()) or any(self.class_attrs.values()) or self.ctor_sites or self.extra)
+        module, classes, local = self._tables()
+        return bool(self.ctor_sites or self.extra or module or any(classes.values()) or any(local.values()))
 
 
-def owner_class(func: FunctionInfo) -> ClassInfo | None:
-    f: FunctionInfo | None = func
-    while f is not None:
-        if f.cls is not None:
-            return f.cls
-        f = f.parent
-    return None
+def _negative(b: Binding, vals) -> bool:
+    """A binding that cannot hold a GradScaler: another class's object, a literal (not None),
+    an annotation naming another class. Factories (unknown results) are no evidence."""
+    for v in vals:
+        if v.kind == "literal" and v.data is not None:
+            return True
+        if v.kind in _NEGATIVE:
+            return True
+    return False
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
@@ -303,8 +323,7 @@ def _dotted(node: cst.BaseExpression) -> str | None:
     return dotted_text(node)
 
 
-def _alias_source(a: Assignment) -> str | None:
-    v = a.value
+def _alias_source(v) -> str | None:
     if isinstance(v, (cst.Name, cst.Attribute)):
         return expr_key(v)
     if isinstance(v, cst.IfExp):
@@ -314,15 +333,4 @@ def _alias_source(a: Assignment) -> str | None:
     return None
 
 
-def _is_other_object(value: cst.BaseExpression | None) -> bool:
-    """A binding that cannot be a GradScaler: another class's constructor, or a literal.
-
-    Factory functions (``scaler = build_scaler(cfg)``) are no evidence either way.
-    """
-    if isinstance(value, cst.Call):
-        text = _dotted(value.func)
-        last = text.rsplit(".", 1)[-1] if text else ""
-        return last[:1].isupper()
-    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Dict, cst.Tuple, cst.Lambda)):
-        return True
-    return False
+__all__ = ["ScalerTable", "owner_class", "SCALER_METHODS", "ClassInfo"]

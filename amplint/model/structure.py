@@ -1,7 +1,7 @@
 """The per-file structure the AMP model is made of: functions, classes, call sites, regions.
 
-Everything here is computed by one walk over the LibCST tree (:mod:`amplint.model.build`);
-rules and the flow analysis only read it.
+Everything here is computed by one walk over the LibCST tree (:mod:`amplint.model.syntax`);
+the scope, value, event and flow layers and the rules only read it.
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ class CallSite:
     regions: tuple[Region, ...]
     loops: tuple[cst.CSTNode, ...]
     in_lambda: bool = False
+    #: the exclusive arms around the call: (branch node, test, arm index), outermost first
+    arms: tuple = ()
+    #: source order of the call among the calls of the file (receiver, arguments, then the call)
+    order: int = 0
 
     @property
     def recv_node(self) -> cst.BaseExpression | None:
@@ -100,6 +104,45 @@ class Bind:
 Item = Union[CallSite, Alt, Bind]
 
 
+class Binding:
+    """One binding of a name (pyflakes' Binding): where a name, ``self.<attr>`` or another
+    dotted target gets a value.
+
+    kind: ``import`` (``value`` is None, ``qual`` the imported dotted name), ``param``
+    (``annotation``/``default``), ``assign``, ``ann`` (annotated assignment; class-body
+    annotations are fields), ``aug`` (``x += v``: ``value`` is the increment), ``for``, ``with``,
+    ``except``, ``walrus``, ``def``, ``class``, ``item`` (``d[key] = v``: ``name`` is the
+    container, ``key`` the literal key or None), ``del``.
+
+    ``unpack`` is the index path into ``value`` of a destructured target (``a, (b, c) = v``:
+    ``b`` has ``(1, 0)``), ``-1`` for a starred element; for a literal tuple/list ``value`` the
+    element itself is ``value`` and ``unpack`` is empty.
+    """
+
+    __slots__ = ("name", "kind", "node", "value", "func", "stmt", "order", "unpack", "annotation", "default", "qual",
+                 "key", "loops", "cls")
+
+    def __init__(self, name, kind, node, value, func, stmt, order, unpack=(), annotation=None, default=None, qual=None,
+                 key=None, loops=(), cls=None):
+        self.name: str = name
+        self.kind: str = kind
+        self.node = node
+        self.value = value
+        self.func: "FunctionInfo" = func
+        self.stmt = stmt
+        self.order: int = order
+        self.unpack: tuple[int, ...] = unpack
+        self.annotation = annotation
+        self.default = default
+        self.qual: str | None = qual
+        self.key = key
+        self.loops: tuple = loops
+        self.cls: "ClassInfo | None" = cls  # the class whose body binds it (class attributes, methods)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<Binding {self.kind} {self.name}@{self.order}>"
+
+
 @dataclass(eq=False)
 class Assignment:
     func: "FunctionInfo"
@@ -139,6 +182,7 @@ class FunctionInfo:
     params: list[str] = field(default_factory=list)
     param_annotations: dict[str, str | None] = field(default_factory=dict)
     kwonly: set[str] = field(default_factory=set)
+    star_params: set[str] = field(default_factory=set)  # *args / **kwargs
     is_static: bool = False
     is_classmethod: bool = False
     regions: tuple[Region, ...] = ()  # from decorators (and the name, for eval_name)
@@ -146,7 +190,8 @@ class FunctionInfo:
     calls: list[CallSite] = field(default_factory=list)
     local_defs: dict[str, "FunctionInfo"] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)  # local names bound in the body
-    globals_declared: set[str] = field(default_factory=set)
+    globals_declared: set[str] = field(default_factory=set)  # ``global`` and ``nonlocal`` names
+    nonlocals: set[str] = field(default_factory=set)
 
     @property
     def body(self) -> list[cst.CSTNode]:

@@ -106,7 +106,7 @@ def enclosing_block(model, func, stmt):
     """(statement list, index) of the block of ``func`` that holds ``stmt`` directly."""
     import libcst as cst
 
-    from ..model.build import child_fields
+    from ..model.syntax import child_fields
 
     stack = [func.node]
     while stack:

@@ -148,7 +148,7 @@ def _runs_before_step(model, func, anchor, step_stmt) -> bool:
 
     Then every pass through the anchor is followed by that step in the same iteration.
     """
-    from ..model.build import contains
+    from ..model.syntax import contains
     from ._sequence import enclosing_block
 
     block, index = enclosing_block(model, func, step_stmt)

@@ -152,7 +152,7 @@ def _value_names(func) -> set[str]:
     """Names and attribute names read in ``func`` (callee attributes excluded: ``S.scale(x)``)."""
     import libcst as cst
 
-    from ..model.build import children
+    from ..model.syntax import children
 
     out: set[str] = set()
     stack = list(func.body)
@@ -181,7 +181,7 @@ def _result_names(site) -> set[str] | None:
     is discarded or stored somewhere we do not follow."""
     import libcst as cst
 
-    from ..model.build import contains
+    from ..model.syntax import contains
 
     stmt = site.stmt
     if not isinstance(stmt, cst.SimpleStatementLine):

@@ -129,7 +129,7 @@ def _new_autocast(model, site) -> Iterable[Finding]:
     import libcst as cst
 
     from ..model import autocast_facts as AF
-    from ..model.build import dtype_kind, literal_value
+    from ..model.syntax import dtype_kind, literal_value
 
     call = site.node
     if AF.has_star(call):
@@ -192,7 +192,7 @@ def _old_autocast(model, site, qual: str) -> Iterable[Finding]:
     import libcst as cst
 
     from ..model import autocast_facts as AF
-    from ..model.build import dtype_kind
+    from ..model.syntax import dtype_kind
 
     call = site.node
     if AF.has_star(call):
@@ -226,7 +226,7 @@ def _device_call_fix(model, v) -> FixPlan | None:
     import libcst as cst
 
     from ..model import autocast_facts as AF
-    from ..model.build import literal_value
+    from ..model.syntax import literal_value
 
     if AF.has_star(v) or not v.args or v.args[0].keyword is not None:
         return None
@@ -311,7 +311,7 @@ def _other_bindings(root, name: str) -> bool:
     (not descending into nested functions and classes below the root)."""
     import libcst as cst
 
-    from ..model.build import children
+    from ..model.syntax import children
 
     stack = list(root.body.body) if isinstance(root, cst.FunctionDef) and isinstance(root.body, cst.IndentedBlock) else (
         list(root.body) if isinstance(root, cst.Module) else [root])

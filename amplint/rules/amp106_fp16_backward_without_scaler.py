@@ -186,7 +186,7 @@ def _keys(expr) -> set[str]:
     """Dotted names read in ``expr`` and their prefixes (``out.loss`` -> ``out.loss``, ``out``)."""
     import libcst as cst
 
-    from ..model.build import children
+    from ..model.syntax import children
     from ..model.names import dotted_text
 
     out: set[str] = set()

@@ -17,7 +17,7 @@ import libcst as cst
 
 from . import names as N
 from .names import ImportTable, dotted_text
-from .structure import Alt, Assignment, Bind, CallSite, ClassInfo, FunctionInfo, Item, Reference, Region
+from .structure import Alt, Assignment, Bind, Binding, CallSite, ClassInfo, FunctionInfo, Item, Reference, Region
 
 _SKIP_FIELDS = {
     "lpar",
@@ -177,6 +177,16 @@ class Builder:
         self.parent_call: dict[cst.CSTNode, cst.Call] = {}
         # dotted texts read as values (arguments, assigned values, returns...), per function
         self.value_texts: dict[FunctionInfo, set[str]] = {}
+        # every binding of a name or dotted target, in source order (the scope layer indexes them)
+        self.bindings: list[Binding] = []
+        # statement -> (the statement list holding it, its index, the node owning that list)
+        self.blocks: dict[cst.CSTNode, tuple[list, int, cst.CSTNode]] = {}
+        # exclusive arms: (branch id, arm index) -> calls in that arm; branch id -> number of arms
+        self.arm_calls: dict[tuple[int, int], list[cst.CSTNode]] = {}
+        self.arms_of: dict[int, int] = {}
+        # condition of an if / while / conditional expression -> the calls of its arms
+        self.guarded_calls: dict[cst.CSTNode, list[CallSite]] = {}
+        self._order = 0
 
     # --- entry ---------------------------------------------------------------------
 
@@ -185,7 +195,7 @@ class Builder:
         top = FunctionInfo(node=self.module, name="<module>", qualname="<module>", cls=None, parent=None)
         self.functions.append(top)
         ctx = _Ctx(func=top, cls=None, regions=(), loops=(), stmt=self.module, lam=False)
-        self.block(self.module.body, ctx)
+        self.block(self.module.body, ctx, self.module)
         return top
 
     def _collect_imports(self, stmts: Iterable[cst.CSTNode]) -> None:
@@ -207,10 +217,13 @@ class Builder:
 
     # --- statements ----------------------------------------------------------------
 
-    def block(self, stmts: Iterable[cst.CSTNode], ctx: "_Ctx") -> None:
+    def block(self, stmts: Iterable[cst.CSTNode], ctx: "_Ctx", owner: cst.CSTNode | None = None) -> None:
         eval_region: Region | None = None
         grad_region: Region | None = None  # after a bare ``torch.set_grad_enabled(False)``
-        for s in stmts:
+        stmts = list(stmts)
+        blocks = self.blocks
+        for i, s in enumerate(stmts):
+            blocks[s] = (stmts, i, owner)
             c = ctx if eval_region is None else ctx.push(eval_region)
             c = c if grad_region is None else c.push(grad_region)
             self.stmt(s, c)
@@ -252,26 +265,28 @@ class Builder:
             c = ctx.at(s)
             self.tests.append(s.test)
             self.seqs[s] = self.seq(s.test, c)
-            self.block(_block_body(s.body), c)
+            self.arms_of[id(s)] = 2
+            self.block(_block_body(s.body), c.arm(s, s.test, 0), s)
             if s.orelse is not None:
                 if isinstance(s.orelse, cst.If):
-                    self.stmt(s.orelse, ctx)
+                    self.stmt(s.orelse, ctx.arm(s, s.test, 1))
                 else:
-                    self.block(_block_body(s.orelse.body), c)
+                    self.block(_block_body(s.orelse.body), c.arm(s, s.test, 1), s.orelse)
         elif t is cst.For:
             c = ctx.at(s)
             self.seqs[s] = self.seq(s.iter, c)
             self.assign_target(s.target, c)
-            self.block(_block_body(s.body), c.loop(s))
+            self.bind(s.target, s.iter, "for", c.loop(s))
+            self.block(_block_body(s.body), c.loop(s), s)
             if s.orelse is not None:
-                self.block(_block_body(s.orelse.body), c)
+                self.block(_block_body(s.orelse.body), c, s.orelse)
         elif t is cst.While:
             c = ctx.at(s)
             self.tests.append(s.test)
             self.seqs[s] = self.seq(s.test, c)
-            self.block(_block_body(s.body), c.loop(s))
+            self.block(_block_body(s.body), c.loop(s).guard(s.test), s)
             if s.orelse is not None:
-                self.block(_block_body(s.orelse.body), c)
+                self.block(_block_body(s.orelse.body), c, s.orelse)
         elif t is cst.With:
             c = ctx.at(s)
             items: list[Item] = []
@@ -280,25 +295,27 @@ class Builder:
                 self.expr(wi.item, c, items)
                 if wi.asname is not None:
                     self.assign_target(wi.asname.name, c)
+                    self.bind(wi.asname.name, wi.item, "with", c)
                 region = self.region_of(wi.item, c)
                 if region is not None:
                     self.regions.append(region)
                     inner = inner.push(region)
             self.seqs[s] = items
-            self.block(_block_body(s.body), inner)
+            self.block(_block_body(s.body), inner, s)
         elif t is cst.Try or t is cst.TryStar:
             c = ctx.at(s)
-            self.block(_block_body(s.body), c)
+            self.block(_block_body(s.body), c, s)
             for h in s.handlers:
                 if h.type is not None:
                     self.seq(h.type, c.at(h))
                 if h.name is not None:
                     self.assign_target(h.name.name, c)
-                self.block(_block_body(h.body), c)
+                    self.bind(h.name.name, h.type, "except", c)
+                self.block(_block_body(h.body), c, h)
             if s.orelse is not None:
-                self.block(_block_body(s.orelse.body), c)
+                self.block(_block_body(s.orelse.body), c, s.orelse)
             if s.finalbody is not None:
-                self.block(_block_body(s.finalbody.body), c)
+                self.block(_block_body(s.finalbody.body), c, s.finalbody)
         elif t is cst.FunctionDef:
             self.function(s, ctx)
         elif t is cst.ClassDef:
@@ -306,10 +323,12 @@ class Builder:
         elif t is cst.Match:
             c = ctx.at(s)
             self.seqs[s] = self.seq(s.subject, c)
-            for case in s.cases:
+            self.arms_of[id(s)] = len(s.cases)
+            for i, case in enumerate(s.cases):
+                ci = c.arm(s, s.subject, i)
                 if case.guard is not None:
-                    self.seq(case.guard, c)
-                self.block(_block_body(case.body), c)
+                    self.seq(case.guard, ci)
+                self.block(_block_body(case.body), ci, case)
         else:  # pragma: no cover - unknown compound statement: walk generically
             self.generic(s, ctx.at(s), [])
 
@@ -323,6 +342,7 @@ class Builder:
             targets = []
             for at in s.targets:
                 self.assign_target(at.target, ctx, out)
+                self.bind(at.target, s.value, "assign", ctx)
                 targets.append(expr_key(at.target))
             self.assignments.append(Assignment(ctx.func, ctx.stmt, tuple(targets), s.value))
             self._note_region_var(targets, s.value, ctx)
@@ -331,6 +351,7 @@ class Builder:
                 self.expr(s.value, ctx, out)
             self.expr(s.annotation.annotation, ctx, [])
             self.assign_target(s.target, ctx, out)
+            self.bind(s.target, s.value, "ann", ctx, annotation=s.annotation.annotation)
             key = expr_key(s.target)
             self.assignments.append(Assignment(ctx.func, ctx.stmt, (key,), s.value))
             if s.value is not None:
@@ -338,6 +359,7 @@ class Builder:
         elif t is cst.AugAssign:
             self.expr(s.value, ctx, out)
             self.assign_target(s.target, ctx, out)
+            self.bind(s.target, s.value, "aug", ctx)
         elif t is cst.Return:
             if s.value is not None:
                 self.expr(s.value, ctx, out)
@@ -352,11 +374,14 @@ class Builder:
                 self.expr(s.msg, ctx, [])
         elif t is cst.Del:
             self.expr(s.target, ctx, out)
+            self.bind(s.target, None, "del", ctx)
         elif t is cst.Import or t is cst.ImportFrom:
             self.import_stmt(s, ctx)
         elif t is cst.Global or t is cst.Nonlocal:
             for n in s.names:
                 ctx.func.globals_declared.add(n.name.value)
+                if t is cst.Nonlocal:
+                    ctx.func.nonlocals.add(n.name.value)
         # Pass / Break / Continue: nothing to record
         self.seqs[s] = out
 
@@ -365,17 +390,25 @@ class Builder:
             self.imports.add(s)
         if isinstance(s, cst.Import):
             for alias in s.names:
+                full = N.module_name(alias.name)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    ctx.func.assigned.add(alias.asname.name.value)
+                    local, qual = alias.asname.name.value, full
                 else:
-                    ctx.func.assigned.add(N.module_name(alias.name).split(".", 1)[0])
+                    local = qual = full.split(".", 1)[0]
+                ctx.func.assigned.add(local)
+                self._binding(local, "import", alias, None, ctx, qual=qual)
             return
-        if s.relative or isinstance(s.names, cst.ImportStar):
+        if isinstance(s.names, cst.ImportStar):
             return
-        base = N.module_name(s.module)
+        base = ("." * len(s.relative)) + N.module_name(s.module)
         for alias in s.names:
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else N.module_name(alias.name)
             ctx.func.assigned.add(local)
+            sep = "" if base.endswith(".") else "."
+            self._binding(local, "import", alias, None, ctx, qual=f"{base}{sep}{N.module_name(alias.name)}")
+        if s.relative:
+            return
+        for alias in s.names:
             qual = f"{base}.{N.module_name(alias.name)}"
             if N.is_deprecated_amp(qual) or (base in ("torch.cuda", "torch.cpu") and N.module_name(alias.name) == "amp"):
                 self.refs.append(Reference(alias, qual, ctx.stmt, ctx.func, "import"))
@@ -389,6 +422,7 @@ class Builder:
         info = FunctionInfo(node=s, name=s.name.value, qualname=qualname, cls=cls, parent=parent)
         if cls is None:
             parent.assigned.add(s.name.value)
+        self._binding(s.name.value, "def", s, None, ctx, cls=cls if ctx.class_body else None)
         regions: list[Region] = []
         decorators: list[str | None] = []
         dctx = ctx.at(s)
@@ -417,11 +451,13 @@ class Builder:
             self._param(info, param)
         if isinstance(p.star_arg, cst.Param):
             self._param(info, p.star_arg)
+            info.star_params.add(p.star_arg.name.value)
         for param in p.kwonly_params:
             self._param(info, param)
             info.kwonly.add(param.name.value)
         if p.star_kwarg is not None:
             self._param(info, p.star_kwarg)
+            info.star_params.add(p.star_kwarg.name.value)
         for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
             if param.default is not None:
                 self.expr(param.default, dctx, [])
@@ -434,16 +470,20 @@ class Builder:
         self.functions.append(info)
         owner = cls if cls is not None else ctx.owner_cls
         inner = _Ctx(func=info, cls=None, regions=tuple(regions), loops=(), stmt=s, lam=False, owner_cls=owner)
-        self.block(_block_body(s.body), inner)
+        self.block(_block_body(s.body), inner, s)
 
     def _param(self, info: FunctionInfo, param: cst.Param) -> None:
         name = param.name.value
         info.params.append(name)
         ann = None
+        pctx = _Ctx(info, None, (), (), param, False)
         if param.annotation is not None:
             ann = self._annotation_qual(param.annotation.annotation)
-            self.expr(param.annotation.annotation, _Ctx(info, None, (), (), param, False), [])
+            self.expr(param.annotation.annotation, pctx, [])
         info.param_annotations[name] = ann
+        self._binding(name, "param", param.name, None, pctx,
+                      annotation=param.annotation.annotation if param.annotation is not None else None,
+                      default=param.default)
 
     def _annotation_qual(self, node: cst.BaseExpression) -> str | None:
         """The GradScaler-ish name an annotation mentions (``Optional[GradScaler]``, ``"GradScaler"``)."""
@@ -487,9 +527,10 @@ class Builder:
             self.expr(d.decorator, cctx, [], kind="decorator")
         info = ClassInfo(node=s, name=s.name.value, bases=tuple(bases), base_quals=tuple(quals), parent=ctx.owner_cls)
         ctx.func.assigned.add(s.name.value)
+        self._binding(s.name.value, "class", s, None, ctx)
         self.classes.append(info)
         inner = _Ctx(func=ctx.func, cls=info, regions=(), loops=(), stmt=s, lam=False, owner_cls=info, class_body=True)
-        self.block(_block_body(s.body), inner)
+        self.block(_block_body(s.body), inner, s)
 
     # --- expressions ---------------------------------------------------------------
 
@@ -521,8 +562,9 @@ class Builder:
             self.expr(node.test, ctx, out)
             a: list[Item] = []
             b: list[Item] = []
-            self.expr(node.body, ctx, a)
-            self.expr(node.orelse, ctx, b)
+            self.arms_of[id(node)] = 2
+            self.expr(node.body, ctx.arm(node, node.test, 0), a)
+            self.expr(node.orelse, ctx.arm(node, node.test, 1), b)
             if a or b:
                 out.append(Alt(node.test, a, b))
         elif t is cst.BooleanOperation:
@@ -537,6 +579,7 @@ class Builder:
             self.expr(node.value, ctx, out)
             if isinstance(node.target, cst.Name):
                 ctx.func.assigned.add(node.target.value)
+            self.bind(node.target, node.value, "walrus", ctx)
             out.append(Bind(node))
         else:
             self.generic(node, ctx, out, kind)
@@ -598,7 +641,13 @@ class Builder:
             regions=ctx.regions,
             loops=ctx.loops,
             in_lambda=ctx.lam,
+            arms=ctx.arms,
+            order=len(self.calls),
         )
+        for owner, _test, i in ctx.arms:
+            self.arm_calls.setdefault((id(owner), i), []).append(node)
+        for test in ctx.guards:
+            self.guarded_calls.setdefault(test, []).append(cs)
         self.calls.append(cs)
         ctx.func.calls.append(cs)
         for r in ctx.regions:
@@ -618,6 +667,45 @@ class Builder:
                 self.expr(target.value, ctx, out if out is not None else [])
         elif isinstance(target, cst.Subscript):
             self.expr(target, ctx, out if out is not None else [])
+
+    def bind(self, target: cst.CSTNode, value: cst.BaseExpression | None, kind: str, ctx: "_Ctx",
+             annotation: cst.BaseExpression | None = None, unpack: tuple[int, ...] = ()) -> None:
+        """Record the bindings a target makes (names, dotted targets, container items), unpacking
+        tuples: a literal tuple/list value gives each element its own value."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elems = target.elements
+            lit = value.elements if isinstance(value, (cst.Tuple, cst.List)) and not unpack else None
+            if lit is not None and (len(lit) != len(elems) or any(isinstance(e, cst.StarredElement) for e in lit)):
+                lit = None
+            for i, el in enumerate(elems):
+                star = isinstance(el, cst.StarredElement)
+                inner = el.value
+                if lit is not None and not star:
+                    self.bind(inner, lit[i].value, kind, ctx)
+                else:
+                    self.bind(inner, value, kind, ctx, unpack=unpack + ((-1,) if star else (i,)))
+            return
+        if isinstance(target, cst.StarredElement):
+            self.bind(target.value, value, kind, ctx, unpack=unpack + (-1,))
+            return
+        if isinstance(target, cst.Subscript):
+            base = expr_key(target.value)
+            if base is None:
+                return
+            key = None
+            if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                k = literal_value(target.slice[0].slice.value)
+                key = k if isinstance(k, (str, int)) and not isinstance(k, bool) else None
+            self._binding(base, "item" if kind != "del" else "del", target, value, ctx, unpack=unpack, key=key)
+            return
+        name = expr_key(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            self._binding(name, kind, target, value, ctx, unpack=unpack, annotation=annotation,
+                          cls=ctx.cls if ctx.class_body else None)
+
+    def _binding(self, name: str, kind: str, node, value, ctx: "_Ctx", **kw) -> None:
+        self._order += 1
+        self.bindings.append(Binding(name, kind, node, value, ctx.func, ctx.stmt, self._order, loops=ctx.loops, **kw))
 
     # --- regions -------------------------------------------------------------------
 
@@ -816,9 +904,9 @@ def _scope_id(ctx: "_Ctx"):
 
 
 class _Ctx:
-    __slots__ = ("func", "cls", "regions", "loops", "stmt", "lam", "owner_cls", "class_body")
+    __slots__ = ("func", "cls", "regions", "loops", "stmt", "lam", "owner_cls", "class_body", "arms", "guards")
 
-    def __init__(self, func, cls, regions, loops, stmt, lam, owner_cls=None, class_body=False):
+    def __init__(self, func, cls, regions, loops, stmt, lam, owner_cls=None, class_body=False, arms=(), guards=()):
         self.func = func
         self.cls = cls
         self.regions = regions
@@ -827,9 +915,12 @@ class _Ctx:
         self.lam = lam
         self.owner_cls = owner_cls if owner_cls is not None else cls
         self.class_body = class_body
+        self.arms = arms
+        self.guards = guards
 
     def _copy(self, **kw) -> "_Ctx":
-        c = _Ctx(self.func, self.cls, self.regions, self.loops, self.stmt, self.lam, self.owner_cls, self.class_body)
+        c = _Ctx(self.func, self.cls, self.regions, self.loops, self.stmt, self.lam, self.owner_cls, self.class_body,
+                 self.arms, self.guards)
         for k, v in kw.items():
             setattr(c, k, v)
         return c
@@ -845,3 +936,11 @@ class _Ctx:
 
     def lambda_(self) -> "_Ctx":
         return self._copy(lam=True)
+
+    def arm(self, owner: cst.CSTNode, test: cst.CSTNode, index: int) -> "_Ctx":
+        """Inside arm ``index`` of the branch ``owner`` (if / conditional expression / match)."""
+        guards = self.guards if isinstance(owner, cst.Match) else self.guards + (test,)
+        return self._copy(arms=self.arms + ((owner, test, index),), guards=guards)
+
+    def guard(self, test: cst.CSTNode) -> "_Ctx":
+        return self._copy(guards=self.guards + (test,))

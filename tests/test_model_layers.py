@@ -1,0 +1,244 @@
+"""Unit tests of the model's layers: syntax (bindings, blocks, arms), scopes, values, scaler
+verdicts. End-to-end behaviour is in the rule and case tests; these pin the facts themselves."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from amplint.model import AmpModel
+
+
+def _model(src: str, **kw) -> AmpModel:
+    return AmpModel(cst.parse_module(textwrap.dedent(src)), **kw)
+
+
+def _func(m: AmpModel, qualname: str):
+    return next(f for f in m.functions if f.qualname == qualname)
+
+
+# --- syntax: bindings -------------------------------------------------------------------------
+
+
+def test_bindings_of_every_kind():
+    m = _model(
+        """\
+        import torch.nn as nn
+        from . import utils
+        from ..pkg.mod import thing as t
+        class T:
+            field: int = 3
+            def f(self, a, *args, b: "GradScaler" = None, **kw):
+                self.s = 1
+                d = {}
+                d["k"] = 2
+                x, (y, *z) = g()
+                p, q = 1, 2
+                for i, (u, v) in enumerate(w):
+                    pass
+                with open(a) as fh:
+                    pass
+                try:
+                    pass
+                except ValueError as err:
+                    pass
+                if (n := 3):
+                    pass
+                k += 1
+                del fh
+        """
+    )
+    got = [(b.kind, b.name, b.unpack, b.key) for b in m.scopes.all]
+    for want in [
+        ("import", "nn", (), None), ("import", "utils", (), None), ("import", "t", (), None),
+        ("class", "T", (), None), ("ann", "field", (), None), ("def", "f", (), None),
+        ("param", "self", (), None), ("param", "args", (), None), ("param", "b", (), None), ("param", "kw", (), None),
+        ("assign", "self.s", (), None), ("item", "d", (), "k"),
+        ("assign", "x", (0,), None), ("assign", "y", (1, 0), None), ("assign", "z", (1, -1), None),
+        ("assign", "p", (), None), ("assign", "q", (), None),
+        ("for", "i", (0,), None), ("for", "u", (1, 0), None), ("for", "v", (1, 1), None),
+        ("with", "fh", (), None), ("except", "err", (), None), ("walrus", "n", (), None),
+        ("aug", "k", (), None), ("del", "fh", (), None),
+    ]:
+        assert want in got, want
+    quals = {b.name: b.qual for b in m.scopes.all if b.kind == "import"}
+    assert quals == {"nn": "torch.nn", "utils": ".utils", "t": "..pkg.mod.thing"}
+    # literal tuples give each target its own value
+    q = next(b for b in m.scopes.all if b.name == "q")
+    assert isinstance(q.value, cst.Integer) and q.value.value == "2"
+
+
+def test_blocks_and_exclusive_arms():
+    m = _model(
+        """\
+        def f(a):
+            if a:
+                x()
+            elif b:
+                y()
+            else:
+                z()
+            w = p() if a else r()
+        """
+    )
+    f = _func(m, "f")
+    calls = {c.text: c for c in f.calls}
+    assert [i for _o, _t, i in calls["x"].arms] == [0]
+    assert [i for _o, _t, i in calls["z"].arms] == [1, 1]
+    assert [i for _o, _t, i in calls["r"].arms] == [1]
+    stmts, index, owner = m.blocks[calls["x"].stmt]
+    assert index == 0 and isinstance(owner, cst.If)
+
+
+# --- scopes ------------------------------------------------------------------------------------
+
+
+def test_scope_lookup_follows_python_rules():
+    m = _model(
+        """\
+        scaler = make()
+        class C:
+            scaler = 1          # a class attribute, not visible in methods
+            def m(self):
+                return scaler   # the module's
+        def outer():
+            scaler = other()
+            def inner():
+                return scaler   # the enclosing function's
+            def glob():
+                global scaler
+                return scaler   # the module's
+        """
+    )
+    top = m.top
+    assert [b.func for b in m.scopes.lookup(_func(m, "C.m"), "scaler")] == [top]
+    assert [b.func for b in m.scopes.lookup(_func(m, "outer.inner"), "scaler")] == [_func(m, "outer")]
+    assert [b.func for b in m.scopes.lookup(_func(m, "outer.glob"), "scaler")] == [top]
+
+
+def test_self_attributes_across_methods_and_bases():
+    m = _model(
+        """\
+        class Base:
+            def __init__(self):
+                self.scaler = make()
+        class Child(Base):
+            opt: "Optimizer"
+            def setup(self):
+                self.scaler = other()
+        """
+    )
+    child = next(c for c in m.classes if c.name == "Child")
+    assert [b.func.qualname for b in m.scopes.attr(child, "scaler")] == ["Child.setup", "Base.__init__"]
+    assert [b.kind for b in m.scopes.attr(child, "opt")] == ["ann"]
+    assert [c.name for c in m.scopes.mro(child)] == ["Child", "Base"]
+
+
+# --- values ------------------------------------------------------------------------------------
+
+
+def _kinds(m, qualname, expr_src):
+    f = _func(m, qualname)
+    node = next(c.node for c in f.calls if m.code_for(c.node) == expr_src).args[0].value
+    return {v.kind for v in m.values.of(f, node)}
+
+
+VALUES = """\
+import functools
+import torch
+from torch.amp import GradScaler
+from sklearn.preprocessing import StandardScaler
+
+def factory():
+    return GradScaler("cuda")
+
+class Trainer:
+    def __init__(self, model):
+        self.optimizers = {"g": torch.optim.Adam(model.g.parameters()), "d": torch.optim.SGD(model.d.parameters())}
+        self.scaler = factory()
+        self.device = torch.device("cuda")
+
+    @property
+    def amp_scaler(self):
+        return self.scaler
+
+    def f(self, names, pairs):
+        for name in names:
+            opt = self.optimizers[name]
+            use(opt)
+        for o, s in [(self.optimizers["g"], self.scaler)]:
+            use(s)
+        use(getattr(self, "scaler", None))
+        use(self.amp_scaler)
+        use(self.device)
+        use(StandardScaler())
+        use(self.optimizers["d"])
+        use(torch.float16)
+        for k, v in self.optimizers.items():
+            use(v)
+"""
+
+
+@pytest.mark.parametrize(
+    "expr, kinds",
+    [
+        ("use(opt)", {"optimizer"}),
+        ("use(s)", {"scaler"}),
+        ('use(getattr(self, "scaler", None))', {"scaler", "literal"}),
+        ("use(self.amp_scaler)", {"scaler"}),
+        ("use(self.device)", {"device"}),
+        ("use(StandardScaler())", {"other"}),
+        ('use(self.optimizers["d"])', {"optimizer"}),
+        ("use(torch.float16)", {"dtype"}),
+        ("use(v)", {"optimizer"}),
+    ],
+)
+def test_values(expr, kinds):
+    m = _model(VALUES)
+    assert _kinds(m, "Trainer.f", expr) == kinds
+
+
+def test_value_of_device_and_optimizer_params():
+    m = _model(VALUES)
+    f = _func(m, "Trainer.f")
+    node = next(c.node for c in f.calls if m.code_for(c.node) == "use(self.device)").args[0].value
+    (v,) = m.values.of(f, node)
+    assert v.data == "cuda"
+    node = next(c.node for c in f.calls if m.code_for(c.node) == 'use(self.optimizers["d"])').args[0].value
+    (v,) = m.values.of(f, node)
+    assert m.code_for(v.data) == "model.d.parameters()"
+
+
+# --- scaler verdicts -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "src, func, key, verdict",
+    [
+        # an annotation with another class is never a GradScaler, whatever its methods are called
+        ("def f(activation_scaler: ActivationScaler, x):\n    return activation_scaler.scale(x).backward()\n",
+         "f", "activation_scaler", False),
+        ("from typing import Optional\nfrom torch.amp import GradScaler\n"
+         "def f(s: Optional[GradScaler] = None):\n    pass\n", "f", "s", True),
+        ("def f(s: 'torch.amp.GradScaler | None'):\n    pass\n", "f", "s", True),
+        ("from sklearn.preprocessing import StandardScaler\n"
+         "def f(x):\n    scaler = StandardScaler()\n    scaler.scale(x)\n    scaler.step(x)\n", "f", "scaler", False),
+        ("def f(grad_scaler, opt):\n    grad_scaler.step(opt)\n", "f", "grad_scaler", True),
+        ("import torch\ndef make():\n    return torch.amp.GradScaler('cuda')\n"
+         "def f():\n    s = make()\n", "f", "s", True),
+        ("import torch\nclass T:\n    def __init__(self):\n        self.s = torch.GradScaler() if amp else None\n"
+         "    def g(self):\n        pass\n", "T.g", "self.s", True),
+        ("import torch\nfrom dataclasses import dataclass\n@dataclass\nclass State:\n    scaler: torch.amp.GradScaler\n"
+         "    def g(self):\n        pass\n", "State.g", "self.scaler", True),
+    ],
+)
+def test_scaler_verdicts(src, func, key, verdict):
+    m = _model(src)
+    assert m.is_scaler(_func(m, func), key) is verdict
+
+
+def test_configured_scaler_names():
+    m = _model("def f(loss_scaler, opt):\n    loss_scaler.step(opt)\n", scaler_names=("loss_scaler",))
+    assert m.is_scaler(_func(m, "f"), "loss_scaler")
