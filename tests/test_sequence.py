@@ -240,13 +240,13 @@ def test_loop_over_optimizers_runs_at_least_once():
 
 def test_join_does_not_invent_ready_state():
     """Widening to one state must not turn 'stepped on some paths' into 'READY'."""
-    from amplint.model.flow import STEPPED, UNSCALED, State, _join
+    from amplint.model.flow.state import STEPPED, UNSCALED, ScalerFacts, State, join
 
-    a = State(known=frozenset({"s"}), stage=frozenset({("s", "o", STEPPED, None)}))
-    b = State(known=frozenset({"s"}), stage=frozenset({("s", "o", UNSCALED, None)}))
-    j = _join({a, b})
-    assert not j.all_ready("s")
-    assert j.stage_of("s", "o") is None
+    a = State(scalers=(("s", ScalerFacts(ready=True, stages=frozenset({("o", STEPPED, None)}))),))
+    b = State(scalers=(("s", ScalerFacts(ready=True, stages=frozenset({("o", UNSCALED, None)}))),))
+    j = join(a, b)
+    assert not j.facts("s").all_ready
+    assert j.facts("s").stage_of("o") is None
 
 
 def test_widened_paths_are_speculative():

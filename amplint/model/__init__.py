@@ -3,8 +3,11 @@
 - ``imports``      the torch AMP family through imports and aliases (:mod:`.names`);
 - ``functions``, ``classes``, ``calls``, ``assignments``, ``refs``: the file's structure;
 - ``regions``      autocast / grad-disabled / eval regions (:class:`.structure.Region`);
+- ``scopes``       bindings and scopes (:mod:`.scopes`); ``values`` what names hold (:mod:`.values`);
 - ``scalers``      which names hold a GradScaler (:mod:`.scalers`);
-- ``flow``         ordered scaler events with control flow (:mod:`.flow`), computed on first use.
+- ``events``       every call site classified once (:mod:`.events`);
+- ``flow``         the typestate flow (:mod:`.flow`), computed on first use, read through the
+                   named queries of :mod:`.flow.queries`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Iterable
 import libcst as cst
 
 from . import names as N
+from . import protocol as P
 from .syntax import Builder
 from .flow import Flow, Observation, State
 from .scalers import ScalerTable, owner_class
@@ -41,6 +45,10 @@ class AmpModel:
         self.regions = b.regions
         self.seqs = b.seqs
         self.tests = b.tests
+        self.test_funcs = b.test_funcs
+        self.arm_calls = b.arm_calls
+        self.arms_of = b.arms_of
+        self.guarded_calls = b.guarded_calls
         self.value_texts = b.value_texts
         self.blocks = b.blocks
         self.bindings = b.bindings
@@ -57,8 +65,10 @@ class AmpModel:
             for t in a.targets:
                 if t is not None and t.startswith("self.") and t.count(".") == 1:
                     self.self_attrs.setdefault(cls, set()).add(t[5:])
-        self._callees = self._static_callees()
+        self._callees = self.static_callees = self._static_callees()
         self._with_backward = self._functions_with_backward()
+        self._events = None
+        self._relevant: list[FunctionInfo] | None = None
         for r in self.regions:
             if r.kind in ("eval", "eval_name"):
                 r.has_backward = any(self._is_backward(c) for c in r.calls)
@@ -67,17 +77,40 @@ class AmpModel:
     # --- flow ------------------------------------------------------------------------
 
     @property
+    def events(self):
+        if self._events is None:
+            from .events import Events
+
+            self._events = Events(self)
+        return self._events
+
+    @property
     def flow(self) -> Flow:
         if self._flow is None:
             self._flow = Flow(self)
             if self.scalers.any():
                 self._flow.run()
+            self.flow_unconverged = frozenset(self._flow.unconverged)
         return self._flow
+
+    flow_unconverged: frozenset = frozenset()
 
     def observations(self, *kinds: str) -> list[Observation]:
         return [o for o in self.flow.observations if o.kind in kinds]
 
+    @property
+    def relevant_set(self) -> set[FunctionInfo]:
+        hit = getattr(self, "_relevant_set", None)
+        if hit is None:
+            hit = self._relevant_set = set(self.relevant_functions())
+        return hit
+
     def relevant_functions(self) -> list[FunctionInfo]:
+        if self._relevant is None:
+            self._relevant = self._relevant_functions()
+        return self._relevant
+
+    def _relevant_functions(self) -> list[FunctionInfo]:
         direct = set()
         for f in self.functions:
             for c in f.calls:
@@ -94,7 +127,40 @@ class AmpModel:
                     changed = True
         return [f for f in self.functions if f in relevant]
 
+    # --- protocol facts (:mod:`.protocol`) -------------------------------------------------
+
+    def is_scaler_call(self, node) -> bool:
+        return P.is_scaler_call(self, node)
+
+    def is_scaled_backward(self, node) -> bool:
+        return P.is_scaled_backward(self, node)
+
+    def tensor_backward(self, site) -> bool:
+        return P.tensor_backward(self, site)
+
+    def sometimes_scaled(self, site) -> bool:
+        return P.sometimes_scaled(self, site)
+
+    def disabled_scalers(self) -> set[str]:
+        return P.disabled_scalers(self)
+
+    def guards_stage(self, func) -> bool:
+        return P.guards_stage(self, func)
+
+    def optimizer_steps_through(self, site, key: str) -> bool:
+        return P.optimizer_steps_through(self, site, key)
+
+    def grad_owners(self, site) -> set[str]:
+        return P.grad_owners(self, site)
+
     # --- helpers for rules -----------------------------------------------------------
+
+    def literal_keyword(self, site, name: str):
+        """The literal value of keyword argument ``name`` of a call, else NOT_LITERAL."""
+        from .syntax import NOT_LITERAL, literal_value
+
+        a = site.keyword(name)
+        return literal_value(a.value) if a is not None else NOT_LITERAL
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -120,10 +120,10 @@ class Binding:
     """
 
     __slots__ = ("name", "kind", "node", "value", "func", "stmt", "order", "unpack", "annotation", "default", "qual",
-                 "key", "loops", "cls")
+                 "key", "loops", "cls", "arms")
 
     def __init__(self, name, kind, node, value, func, stmt, order, unpack=(), annotation=None, default=None, qual=None,
-                 key=None, loops=(), cls=None):
+                 key=None, loops=(), cls=None, arms=()):
         self.name: str = name
         self.kind: str = kind
         self.node = node
@@ -138,6 +138,7 @@ class Binding:
         self.key = key
         self.loops: tuple = loops
         self.cls: "ClassInfo | None" = cls  # the class whose body binds it (class attributes, methods)
+        self.arms: tuple = arms  # the exclusive arms around it, as for call sites
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<Binding {self.kind} {self.name}@{self.order}>"

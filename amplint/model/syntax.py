@@ -173,6 +173,7 @@ class Builder:
         self.region_partials: dict[tuple[int, str], cst.Call] = {}
         # every condition tested by if / while / conditional expressions
         self.tests: list[cst.BaseExpression] = []
+        self.test_funcs: dict[cst.CSTNode, FunctionInfo] = {}
         # receiver or argument expression -> the call it belongs to
         self.parent_call: dict[cst.CSTNode, cst.Call] = {}
         # dotted texts read as values (arguments, assigned values, returns...), per function
@@ -264,6 +265,7 @@ class Builder:
         elif t is cst.If:
             c = ctx.at(s)
             self.tests.append(s.test)
+            self.test_funcs[s.test] = ctx.func
             self.seqs[s] = self.seq(s.test, c)
             self.arms_of[id(s)] = 2
             self.block(_block_body(s.body), c.arm(s, s.test, 0), s)
@@ -283,6 +285,7 @@ class Builder:
         elif t is cst.While:
             c = ctx.at(s)
             self.tests.append(s.test)
+            self.test_funcs[s.test] = ctx.func
             self.seqs[s] = self.seq(s.test, c)
             self.block(_block_body(s.body), c.loop(s).guard(s.test), s)
             if s.orelse is not None:
@@ -559,6 +562,7 @@ class Builder:
             return
         elif t is cst.IfExp:
             self.tests.append(node.test)
+            self.test_funcs[node.test] = ctx.func
             self.expr(node.test, ctx, out)
             a: list[Item] = []
             b: list[Item] = []
@@ -705,7 +709,8 @@ class Builder:
 
     def _binding(self, name: str, kind: str, node, value, ctx: "_Ctx", **kw) -> None:
         self._order += 1
-        self.bindings.append(Binding(name, kind, node, value, ctx.func, ctx.stmt, self._order, loops=ctx.loops, **kw))
+        self.bindings.append(Binding(name, kind, node, value, ctx.func, ctx.stmt, self._order, loops=ctx.loops,
+                                     arms=ctx.arms, **kw))
 
     # --- regions -------------------------------------------------------------------
 

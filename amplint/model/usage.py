@@ -164,35 +164,10 @@ def _arms(value) -> list:
     return [value]
 
 
-# --- evaluation code (AMP201's territory) ---------------------------------------------
+def in_eval_code(model, site) -> bool:
+    from .flow.queries import in_eval_code as _in_eval
 
-
-def in_eval_code(model, site: CallSite) -> bool:
-    """The call sits where AMP201 reports scaler calls, in some calling context: gradients
-    disabled, or evaluation code (after ``m.eval()``, an evaluation function) with no backward."""
-    contexts = [tuple(o.regions) for o in _observations_at(model, site.node)]
-    if not contexts:
-        contexts = [tuple(site.func.regions) + tuple(site.regions)]
-    return any(_eval_regions(regions) for regions in contexts)
-
-
-def _eval_regions(regions) -> bool:
-    for r in reversed(regions):
-        if r.kind == "no_grad":
-            return True
-        if r.kind == "enable_grad":
-            break
-    return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in regions)
-
-
-def _observations_at(model, node) -> list:
-    index = getattr(model, "_usage_obs_index", None)
-    if index is None:
-        index = {}
-        for obs in model.observations("scale", "unscale", "step", "update"):
-            index.setdefault(id(obs.node), []).append(obs)
-        model._usage_obs_index = index
-    return index.get(id(node), [])
+    return _in_eval(model, site)
 
 
 # --- uses of names in one function ----------------------------------------------------

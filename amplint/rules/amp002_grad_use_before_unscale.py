@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
-from .common import dedupe
+from . import edits
+from .base import Finding, Rule
+from .common import display_key, scaler_text, stepped_optimizer
 
 
 class GradUseBeforeUnscale(Rule):
@@ -74,26 +75,19 @@ class GradUseBeforeUnscale(Rule):
     reported_on = "the clip or norm call"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.flow import grad_use
+        from ..model.flow.queries import clips_on_scaled_grads
 
-        reported: set[int] = set()
-        for obs in model.observations("clip"):
-            scaled = [s for st in obs.states for s, _node in st.scaled_grads()]
-            if not scaled or obs.site is None:
-                continue
+        for obs, key in clips_on_scaled_grads(model):
             site = obs.site
-            if id(site.stmt) in reported:
-                continue  # ``p.grad.norm().max()``: one finding per statement
-            reported.add(id(site.stmt))
-            scaler_key = scaled[0]
-            scaler, opt = _scaler_and_optimizer(model, site, scaler_key)
+            scaler = scaler_text(model, site.func, key) or display_key(key)
+            opt = stepped_optimizer(model, site.func, scaler)
             clip = site.method or (site.text or site.qual or "clip").rsplit(".", 1)[-1]
-            message = _MESSAGES[grad_use(site)]
+            use = model.events.of(site).use or "read"
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
-                message=message.format(scaler=scaler, opt=opt or "optimizer", clip=clip),
-                fix=_fix(model, site, scaler, opt, self.fix_title),
+                message=_MESSAGES[use].format(scaler=scaler, opt=opt or "optimizer", clip=clip),
+                fix=edits.insert_unscale(model, site, scaler, opt, self.fix_title.format(scaler=scaler, opt=opt)),
             )
 
 
@@ -103,55 +97,3 @@ _MESSAGES = {
     "read": "Gradient norms are read while still scaled (the scale times too large): "
             "call `{scaler}.unscale_({opt})` before `{clip}`",
 }
-
-
-def _scaler_and_optimizer(model, site, scaler_key: str) -> tuple[str, str | None]:
-    """The scaler and the single optimizer it steps, as written in the clip's function."""
-    func = site.func
-    scaler_text = None
-    opts = []
-    for c in func.calls:
-        if c.recv is not None and c.method in ("step", "unscale_", "scale") and model.is_scaler(func, c.recv):
-            scaler_text = scaler_text or c.recv
-            if c.method == "step":
-                a = c.arg(0, "optimizer")
-                if a is not None:
-                    opts.append(model.code_for(a.value))
-    if scaler_text is None:
-        scaler_text = scaler_key.rsplit("#", 1)[-1].split(".", 1)[-1] if "#" in scaler_key else scaler_key
-    uniq = dedupe(opts)
-    return scaler_text, (uniq[0] if len(set(uniq)) == 1 else None)
-
-
-def _fix(model, site, scaler: str, opt: str | None, title: str) -> FixPlan | None:
-    if opt is None or not model.is_line(site.stmt):
-        return None
-    func = site.func
-    if any(c.method == "unscale_" and c.recv == scaler for c in func.calls):
-        return None
-    steps = [c for c in func.calls if c.method == "step" and c.recv == scaler]
-    if len(steps) != 1:
-        return None
-    # a clip inside a loop of its own (``for p in params: p.grad.clamp_()``) is unscaled once,
-    # before that loop: an ``unscale_`` per parameter would raise
-    inner = [loop for loop in site.loops if loop not in steps[0].loops]
-    anchor = inner[0] if inner else site.stmt
-    if not _runs_before_step(model, func, anchor, steps[0].stmt):
-        # e.g. a clip on every accumulation micro-step with the step gated: an
-        # ``unscale_`` there would run twice before one step (AMP005, a RuntimeError)
-        return None
-    return FixPlan("safe", title.format(scaler=scaler, opt=opt), [NodeEdit("insert_before", anchor, f"{scaler}.unscale_({opt})")])
-
-
-def _runs_before_step(model, func, anchor, step_stmt) -> bool:
-    """``anchor`` sits in the step's block (or in a statement of it) before the step.
-
-    Then every pass through the anchor is followed by that step in the same iteration.
-    """
-    from ..model.syntax import contains
-    from ._sequence import enclosing_block
-
-    block, index = enclosing_block(model, func, step_stmt)
-    if block is None:
-        return False
-    return any(contains(stmt, anchor) for stmt in block[:index])

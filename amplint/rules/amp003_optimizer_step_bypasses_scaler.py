@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import conditional_amp, display_key, scaler_text
-from .base import Finding, FixPlan, NodeEdit, Rule
-from .common import call_text
+from . import edits
+from .base import Finding, Rule
+from .common import call_text, display_key, scaler_text
 
 
 class OptimizerStepBypassesScaler(Rule):
@@ -65,65 +65,25 @@ class OptimizerStepBypassesScaler(Rule):
     code = "AMP003"
     name = "optimizer-step-bypasses-scaler"
     message = "`{call}` bypasses `{scaler}` on scaled gradients: use `{scaler}.step({opt})`"
+    UNCHECKED = ("`{call}` bypasses `{scaler}` after `{scaler}.unscale_({opt})`: the inf check is skipped, so "
+                 "overflowing steps are applied: use `{scaler}.step({opt})`")
     fix_title = "Replace with `{scaler}.step({opt})`"
     fix_availability = "sometimes"
     triggers = ("scaler",)
     reported_on = "the `optimizer.step()` call"
 
     def check(self, model) -> Iterable[Finding]:
-        seen: set[int] = set()
-        for obs in model.observations("opt_step"):
+        from ..model.flow.queries import optimizer_steps_on_scaled_grads
+
+        for obs, key, why in optimizer_steps_on_scaled_grads(model):
             site = obs.site
-            if site is None or id(obs.node) in seen:
-                continue
-            key = None
-            for st in obs.states:
-                if st.plain or st.speculative:
-                    continue  # an unscaled backward ran too: this optimizer may be a non-AMP one
-                scaled = st.scaled_grads()
-                if scaled:
-                    key = scaled[0][0]
-                    break
-            if key is None or conditional_amp(model, obs.node) or _optimizer_owns_scaler(model, site, key):
-                continue
-            seen.add(id(obs.node))
             scaler = scaler_text(model, site.func, key)
             opt = model.code_for(site.recv_node) if site.recv_node is not None else "optimizer"
             shown = scaler or display_key(key)
+            message = self.message if why == "scaled" else self.UNCHECKED
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
-                message=self.message.format(call=call_text(model, site), scaler=shown, opt=opt),
-                fix=_fix(model, site, scaler, opt, self.fix_title),
+                message=message.format(call=call_text(model, site), scaler=shown, opt=opt),
+                fix=edits.step_through_scaler(model, site, scaler, opt, self.fix_title.format(scaler=shown, opt=opt)),
             )
-
-
-def _optimizer_owns_scaler(model, site, key: str) -> bool:
-    """The optimizer is a wrapper that was handed the scaler (``AmpOptimizer(opt, scaler)``), or
-    a class of this file whose ``step`` goes through a scaler: its ``step()`` is the scaler's."""
-    last = display_key(key).rsplit(".", 1)[-1]
-    recv = site.recv or ""
-    for a in model.assignments:
-        if recv not in a.targets or a.value is None or not hasattr(a.value, "args"):
-            continue
-        if any(last in model.code_for(arg.value) for arg in a.value.args):
-            return True
-    for cls in model.classes:
-        step = cls.methods.get("step")
-        if step is not None and any(c.method == "step" and model.is_scaler(step, c.recv) for c in step.calls):
-            return True
-    return False
-
-
-def _fix(model, site, scaler: str | None, opt: str, title: str) -> FixPlan | None:
-    if scaler is None or site.node.args or site.recv_node is None:
-        return None
-    if not any(c.method == "update" and c.recv == scaler for c in site.func.calls):
-        return None  # the stepped scaler would then need an update() too (AMP001)
-    for c in site.func.calls:
-        if c.method == "step" and c.recv == scaler:
-            a = c.arg(0, "optimizer")
-            if a is not None and model.code_for(a.value) == opt:
-                return None
-    edit = NodeEdit("replace", site.node, f"{scaler}.step({opt})")
-    return FixPlan("safe", title.format(scaler=scaler, opt=opt), [edit])

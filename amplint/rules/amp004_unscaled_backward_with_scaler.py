@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import display_key, plain_backwards_into_steps, scaler_text, wrap_in_scale_fix
+from . import edits
 from .base import Finding, Rule
-from .common import call_text
+from .common import call_text, display_key, scaler_text
 
 
 class UnscaledBackwardWithScaler(Rule):
@@ -70,6 +70,8 @@ class UnscaledBackwardWithScaler(Rule):
     reported_on = "the `backward()` call"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.flow.queries import plain_backwards_into_steps
+
         for site, key, _step in plain_backwards_into_steps(model, partial=False):
             scaler = scaler_text(model, site.func, key)
             shown = scaler or display_key(key)
@@ -77,5 +79,5 @@ class UnscaledBackwardWithScaler(Rule):
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=call_text(model, site), scaler=shown),
-                fix=wrap_in_scale_fix(model, site, scaler, self.fix_title.format(scaler=shown)),
+                fix=edits.wrap_in_scale(model, site, scaler, self.fix_title.format(scaler=shown)),
             )

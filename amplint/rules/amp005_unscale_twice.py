@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import display_key, enclosing_block
-from .base import Finding, FixPlan, NodeEdit, Rule
-from .common import call_text
+from . import edits
+from .base import Finding, Rule
+from .common import call_text, display_key, node_text
 
 
 class UnscaleTwice(Rule):
@@ -81,82 +81,23 @@ class UnscaleTwice(Rule):
     reported_on = "the second `unscale_` call"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.flow import STEPPED, UNSCALED
+        from ..model.flow.queries import unscale_after_unscale
 
-        found: dict[int, tuple] = {}
-        for obs in model.observations("unscale"):
+        for obs, kind, prior in unscale_after_unscale(model):
             site = obs.site
-            if site is None or id(obs.node) in found:
-                continue
-            if _guarded_by_stage(model, site):
-                continue
-            alts = model.flow.alternatives(obs.node)
-            for st in obs.states:
-                if st.speculative:
-                    continue
-                hit = st.stage_of(obs.scaler, obs.opt)
-                if hit is None or hit[1] is None or hit[1] in alts:
-                    continue
-                kind, prior = hit
-                if kind == UNSCALED:
-                    found[id(obs.node)] = (obs, kind, prior)
-                    break
-                if kind == STEPPED:
-                    it = st.iteration(obs.scaler)
-                    if it is not None and obs.opt in it[2]:
-                        found[id(obs.node)] = (obs, kind, prior)
-                        break
-        for obs, kind, prior in found.values():
-            site = obs.site
+            first = model.call_of.get(prior)
             if kind == "S":
-                why = f"runs after `{_short(model, prior)}` in the same iteration: unscale_ must come before step"
+                why = f"runs after `{node_text(model, prior)}` in the same iteration: unscale_ must come before step"
             elif prior is obs.node:
                 why = (f"runs again before `{display_key(obs.scaler)}.step()`/`update()` (once per loop iteration, e.g. "
                        "per accumulation micro-step): unscale_ once per optimizer step")
             else:
-                first = model.call_of.get(prior)
                 where = f" in `{first.func.name}()`" if first is not None and first.func is not site.func else ""
-                why = (f"unscales `{display_key(obs.opt)}` again after an earlier `{_short(model, prior)}`{where} "
+                why = (f"unscales `{display_key(obs.opt)}` again after an earlier `{node_text(model, prior)}`{where} "
                        "with no `update()` in between")
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=call_text(model, site), why=why),
-                fix=_fix(model, site, prior, self.fix_title) if kind == "U" else None,
+                fix=edits.delete_duplicate(model, site, first, self.fix_title) if kind == "U" else None,
             )
-
-
-def _guarded_by_stage(model, site) -> bool:
-    """The function reads GradScaler's per-optimizer stage before unscaling
-    (``if scaler._per_optimizer_states[id(opt)]["stage"] is not OptState.UNSCALED:``)."""
-    text = model.code_for(site.func.node)
-    return "_per_optimizer_states" in text or "OptState" in text
-
-
-def _short(model, node) -> str:
-    site = model.call_of.get(node)
-    return call_text(model, site) if site is not None else " ".join(model.code_for(node).split())
-
-
-def _fix(model, site, prior, title: str) -> FixPlan | None:
-    """Delete the second of two identical ``S.unscale_(O)`` lines of one straight-line block."""
-    import libcst as cst
-
-    first = model.call_of.get(prior)
-    if first is None or first is site or first.func is not site.func:
-        return None
-    if not model.is_simple_statement(site.stmt, site.node) or not model.is_simple_statement(first.stmt, first.node):
-        return None
-    if model.code_for(site.node) != model.code_for(first.node):
-        return None
-    body, i = enclosing_block(model, site.func, site.stmt)
-    if body is None or first.stmt not in body:
-        return None
-    j = body.index(first.stmt)
-    if j >= i or any(not isinstance(s, cst.SimpleStatementLine) for s in body[j:i]):
-        return None
-    for s in body[j + 1:i]:
-        for small in s.body:
-            if isinstance(small, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
-                return None
-    return FixPlan("safe", title, [NodeEdit("delete_stmt", site.stmt)])

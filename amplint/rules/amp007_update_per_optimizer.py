@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import display_key, enclosing_block, in_eval_code
-from .base import Finding, FixPlan, NodeEdit, Rule
-from .common import call_text, recv_text
+from . import edits
+from .base import Finding, Rule
+from .common import call_text, display_key, recv_text
 
 
 class UpdatePerOptimizer(Rule):
@@ -65,53 +65,14 @@ class UpdatePerOptimizer(Rule):
     reported_on = "the second `update()` of the iteration"
 
     def check(self, model) -> Iterable[Finding]:
-        seen: set[int] = set()
-        for obs in model.observations("update"):
+        from ..model.flow.queries import second_updates
+
+        for obs, opts in second_updates(model):
             site = obs.site
-            if site is None or id(obs.node) in seen or in_eval_code(obs):
-                continue
-            opts = None
-            for st in obs.states:
-                it = st.iteration(obs.scaler)
-                if it is None or st.speculative:
-                    continue
-                n, prev, cur = it
-                if n >= 1 and prev and cur - prev:
-                    opts = sorted(cur - prev)
-                    break
-            if opts is None:
-                continue
-            seen.add(id(obs.node))
             scaler = recv_text(model, site) or display_key(obs.scaler)
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=call_text(model, site), opt=display_key(opts[0])),
-                fix=_fix(model, site, self.fix_title.format(scaler=scaler)),
+                fix=edits.delete_first_update(model, site, self.fix_title.format(scaler=scaler)),
             )
-
-
-def _fix(model, site, title: str) -> FixPlan | None:
-    import libcst as cst
-
-    updates = [c for c in site.func.calls if c.method == "update" and c.recv == site.recv]
-    if len(updates) != 2 or updates[1] is not site:
-        return None
-    first = updates[0]
-    if not model.is_simple_statement(first.stmt, first.node) or not model.is_simple_statement(site.stmt, site.node):
-        return None
-    body, i = enclosing_block(model, site.func, site.stmt)
-    if body is None or first.stmt not in body:
-        return None
-    j = body.index(first.stmt)
-    for s in body[j:i]:
-        if isinstance(s, cst.With):
-            s = s.body
-            if not all(isinstance(x, cst.SimpleStatementLine) for x in getattr(s, "body", ())):
-                return None
-            continue
-        if not isinstance(s, cst.SimpleStatementLine):
-            return None
-        if any(isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for x in s.body):
-            return None
-    return FixPlan("unsafe", title, [NodeEdit("delete_stmt", first.stmt)])

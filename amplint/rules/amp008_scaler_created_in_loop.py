@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import display_key
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
+from .common import display_key
 
 
 class ScalerCreatedInLoop(Rule):
@@ -73,12 +74,15 @@ class ScalerCreatedInLoop(Rule):
     reported_on = "the `GradScaler(...)` constructor call"
 
     def check(self, model) -> Iterable[Finding]:
-        seen: set[int] = set()
-        for obs in model.observations("recreate"):
+        from ..model.flow.queries import recreated_scalers
+
+        for obs in recreated_scalers(model):
             site = obs.site
-            if site is None or id(obs.node) in seen or _disabled(site) or _lazy(model, obs):
-                continue
-            seen.add(id(obs.node))
+            if model.literal_keyword(site, "enabled") is False:
+                continue  # a disabled scaler does nothing, wherever it is built
+            name = display_key(obs.scaler).rsplit(".", 1)[-1]
+            if any(name in text for text in model.flow.enclosing_tests(obs.node)):
+                continue  # ``if scaler is None: scaler = GradScaler()``: built once, lazily
             ctor = site.text or "GradScaler"
             where = (f"on every call of `{site.func.name}()` from the training loop" if obs.inlined
                      else "on every iteration of the loop that steps it")
@@ -86,38 +90,5 @@ class ScalerCreatedInLoop(Rule):
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(ctor=f"{ctor}(...)" if site.node.args else f"{ctor}()", where=where),
-                fix=None if obs.inlined else _fix(model, site, self.fix_title),
+                fix=None if obs.inlined else edits.hoist_out_of_loop(model, site, self.fix_title),
             )
-
-
-def _lazy(model, obs) -> bool:
-    """Lazy initialisation: ``if scaler is None: scaler = GradScaler(...)``,
-    ``if not hasattr(self, "scaler"): ...`` builds the scaler on the first iteration only."""
-    name = display_key(obs.scaler).rsplit(".", 1)[-1]
-    return any(name in text for text in model.flow.enclosing_tests(obs.node))
-
-
-def _disabled(site) -> bool:
-    import libcst as cst
-
-    a = site.keyword("enabled")
-    return a is not None and isinstance(a.value, cst.Name) and a.value.value == "False"
-
-
-def _fix(model, site, title: str) -> FixPlan | None:
-    """``scaler = GradScaler(...)`` directly in the loop body: move it before the loop."""
-    import libcst as cst
-
-    from ._sequence import enclosing_block
-
-    if not site.loops or not isinstance(site.stmt, cst.SimpleStatementLine) or len(site.stmt.body) != 1:
-        return None
-    assign = site.stmt.body[0]
-    if not isinstance(assign, cst.Assign) or assign.value is not site.node:
-        return None
-    loop = site.loops[-1]
-    body, _i = enclosing_block(model, site.func, site.stmt)
-    if body is None or not isinstance(loop.body, cst.IndentedBlock) or site.stmt not in loop.body.body:
-        return None
-    text = model.code_for(assign).strip()
-    return FixPlan("unsafe", title, [NodeEdit("insert_before", loop, text), NodeEdit("delete_stmt", site.stmt)])

@@ -1,13 +1,9 @@
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
-from ._sequence import display_key
 from .base import Finding, Rule
-from .common import call_text
-
-_OPT_NAME = re.compile(r"opt|optim", re.I)
+from .common import call_text, display_key
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -68,40 +64,12 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     reported_on = "the `zero_grad()` call"
 
     def check(self, model) -> Iterable[Finding]:
-        steps = model.observations("step")
-        opts_of: dict[str, set] = {}
-        for obs in steps:
-            opts_of.setdefault(obs.scaler, set()).add(obs.opt)
-        opt_texts = model.flow.opt_texts
-        seen: set[int] = set()
-        for obs in steps:
-            for st in obs.states:
-                if st.speculative:
-                    continue
-                for node, rkey in st.zeroed_of(obs.scaler):
-                    if id(node) in seen:
-                        continue
-                    site = model.call_of.get(node)
-                    if site is None:
-                        continue
-                    if not _same_optimizer(site, rkey, obs.opt, opts_of[obs.scaler], opt_texts):
-                        continue
-                    seen.add(id(node))
-                    yield Finding(
-                        node=node,
-                        stmt=site.stmt,
-                        message=self.message.format(
-                            call=call_text(model, site), scaler=display_key(obs.scaler), opt=display_key(obs.opt)
-                        ),
-                    )
+        from ..model.flow.queries import zero_grads_before_step
 
-
-def _same_optimizer(site, rkey, opt, stepped: set, opt_texts) -> bool:
-    recv = site.recv
-    if recv is None:
-        return False
-    last = recv.rsplit(".", 1)[-1]
-    if recv in opt_texts or _OPT_NAME.search(last):
-        return rkey == opt
-    # ``model.zero_grad()``: only when the scaler steps one optimizer
-    return len(stepped) == 1 and not any(o is None or o.startswith("?") for o in stepped)
+        for node, scaler, opt in zero_grads_before_step(model):
+            site = model.call_of[node]
+            yield Finding(
+                node=node,
+                stmt=site.stmt,
+                message=self.message.format(call=call_text(model, site), scaler=display_key(scaler), opt=display_key(opt)),
+            )

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 from .common import recv_text
 
 _METHODS = {"scale": "scale", "unscale": "unscale_", "step": "step", "update": "update"}
@@ -76,76 +77,15 @@ class ScalerInEval(Rule):
     reported_on = "the scaler call"
 
     def check(self, model) -> Iterable[Finding]:
-        seen = set()
-        for obs in model.observations("scale", "unscale", "step", "update"):
-            if obs.site is None or obs.node in seen:
-                continue
-            where = _where(obs)
-            if where is None:
-                continue
-            seen.add(obs.node)
+        from ..model.flow.queries import scaler_calls_in_eval
+
+        for obs, where in scaler_calls_in_eval(model):
             site = obs.site
-            scaler = recv_text(model, site)
-            call = f"{scaler}.{_METHODS[obs.kind]}()"
-            yield Finding(
-                node=site.node,
-                stmt=site.stmt,
-                message=self.message.format(call=call, where=where),
-                fix=_fix(model, site, obs.kind),
-            )
-
-
-def _where(obs) -> str | None:
-    r = obs.grad_disabled
-    if r is not None and (obs.kind == "scale" or _no_backward_before(obs)):
-        return "gradients are disabled here"
-    for r in reversed(obs.regions):
-        if r.kind == "eval" and not r.has_backward:
-            target = f"`{r.target}`" if r.target else "the model"
-            return f"after {target}.eval() with no backward"
-        if r.kind == "eval_name" and not r.has_backward:
-            return "an evaluation function with no backward"
-    return None
-
-
-def _no_backward_before(obs) -> bool:
-    """``unscale_`` / ``step`` / ``update`` under ``no_grad`` are evaluation code only when no
-    scaled backward precedes them: an optimizer step decorated ``@torch.no_grad()`` right after
-    the backward is a training step (it trains normally). Only known states count."""
-    s = obs.scaler
-    for st in obs.states:
-        if s not in st.known and not st.stages(s):
-            continue  # nothing known about this scaler on this path
-        if obs.kind == "update":
-            if st.all_ready(s):
-                return True
-        else:
-            grads = st.grads_of(s)
-            if not st.scaled_backwards(s) and (grads is None or grads[0] == "clean"):
-                return True
-    return False
-
-
-def _fix(model, site, kind: str) -> FixPlan | None:
-    if kind == "scale":
-        parent = model.parent_call_of(site.node)
-        arg = site.arg(0, "outputs")
-        if arg is None:
-            return None
-        inner = model.code_for(arg.value)
-        # ``S.scale(x).item()`` -> ``x.item()``; ``float(S.scale(x))`` -> ``float(x)``
-        if parent is not None and parent.method == "item" and parent.recv_node is site.node:
-            return FixPlan("safe", "Report the unscaled value", [NodeEdit("replace", site.node, _paren(arg.value, inner))])
-        if parent is not None and parent.text == "float" and len(parent.node.args) == 1 and parent.node.args[0].value is site.node:
-            return FixPlan("safe", "Report the unscaled value", [NodeEdit("replace", site.node, inner)])
-        return None
-    if kind in ("update", "step") and model.is_simple_statement(site.stmt, site.node):
-        return FixPlan("unsafe", f"Delete the `{kind}()` call", [NodeEdit("delete_stmt", site.stmt)])
-    return None
-
-
-def _paren(node, text: str) -> str:
-    import libcst as cst
-
-    simple = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-    return text if isinstance(node, simple) else f"({text})"
+            call = f"{recv_text(model, site)}.{_METHODS[obs.kind]}()"
+            if obs.kind == "scale":
+                fix = edits.unscaled_metric(model, site)
+            elif obs.kind in ("update", "step") and edits.is_simple_statement(site.stmt, site.node):
+                fix = edits.delete_line(site.stmt, f"Delete the `{obs.kind}()` call")
+            else:
+                fix = None
+            yield Finding(node=site.node, stmt=site.stmt, message=self.message.format(call=call, where=where), fix=fix)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._sequence import in_eval_code
 from .base import Finding, Rule
 from .common import call_text, recv_text
 
@@ -66,11 +65,13 @@ class SchedulerStepsOnSkippedStep(Rule):
     reported_on = "the scheduler's `step()` call"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.flow.queries import eval_context
+
         schedulers = _scheduler_names(model)
         seen: set[int] = set()
         for obs in model.observations("update"):
             site = obs.site
-            if site is None or in_eval_code(obs):
+            if site is None or eval_context(obs) is not None:
                 continue
             func = site.func
             if any(c.method in _SKIP_CHECKS or (c.text or "").endswith(_SKIP_CHECKS) for c in func.calls):

@@ -1,0 +1,182 @@
+"""Events: every call site classified once into a small alphabet.
+
+``scaler``      a method of a GradScaler (``method``: scale, unscale_, step, update, a query, or
+                another method, which may change anything about the scaler);
+``create``      a GradScaler constructor;
+``backward``    ``tensor.backward(...)`` / ``torch.autograd.backward(tensor)`` (``tensor``);
+``clip``        a clip function, a magnitude read of ``.grad`` (norms, sums, maxima), an edit of
+                ``.grad`` that is not a rescaling, FSDP's own ``clip_grad_norm_`` (``use``:
+                ``clip`` | ``edit`` | ``read``);
+``zero_grad``   ``x.zero_grad()``;
+``opt_step``    ``optimizer.step()`` on a receiver that holds an optimizer;
+``torch``       any other call into torch or a pure module (no effect on the protocol);
+``pure``        a builtin that cannot reach a scaler;
+``call``        anything else: a function or method of the project (interpreted at the call
+                site), or unknown code (which may do anything to the scalers it can reach).
+
+Whether a receiver is a scaler depends on the calling context for parameters (a helper's
+``s.step(opt)`` steps a scaler when its caller hands it one): such sites are classified
+statically and carry ``param_recv`` so the interpreter can re-read them in context.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import torch_api as T
+from .structure import CallSite
+
+PURE_BUILTINS = frozenset({
+    "print", "len", "isinstance", "issubclass", "getattr", "hasattr", "id", "type", "str", "repr", "float", "int",
+    "bool", "range", "enumerate", "zip", "min", "max", "sum", "abs", "round", "list", "tuple", "dict", "set",
+    "sorted", "reversed", "format", "any", "all", "iter", "next", "map", "filter", "hash", "callable", "vars",
+})
+PURE_MODULES = frozenset({"math", "logging", "numpy", "np", "time", "os", "json", "warnings", "random", "itertools"})
+CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+
+
+class Event:
+    __slots__ = ("kind", "site", "method", "tensor", "opt", "use", "param_recv")
+
+    def __init__(self, kind: str, site: CallSite, method: str | None = None, tensor=None, opt=None, use=None,
+                 param_recv: bool = False) -> None:
+        self.kind = kind
+        self.site = site
+        self.method = method
+        self.tensor = tensor
+        self.opt = opt
+        self.use = use
+        self.param_recv = param_recv
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Event({self.kind}, {self.site.text})"
+
+
+class Events:
+    """The events of a file's call sites (``events.of(site)``), computed on first use."""
+
+    def __init__(self, model) -> None:
+        self.m = model
+        self._memo: dict[int, Event] = {}
+        self._fsdp: frozenset[str] | None = None
+        self.opt_texts = self._optimizer_texts()
+
+    def of(self, site: CallSite) -> Event:
+        hit = self._memo.get(id(site))
+        if hit is None:
+            hit = self._memo[id(site)] = self._classify(site)
+        return hit
+
+    def _classify(self, cs: CallSite) -> Event:
+        m = cs.method
+        recv = cs.recv
+        param_recv = recv is not None and recv.split(".", 1)[0].split("[", 1)[0] in cs.func.params
+        if recv is not None and m is not None and self.m.is_scaler(cs.func, recv):
+            return Event("scaler", cs, method=m)
+        if self.m.scalers.is_ctor_call(cs.node):
+            return Event("create", cs)
+        if m == "backward":
+            if recv in ("self", "cls"):
+                return Event("call", cs, method=m, param_recv=param_recv)
+            return Event("backward", cs, method=m, tensor=cs.recv_node, param_recv=param_recv)
+        qual = cs.qual
+        if qual is not None:
+            if qual in T.AUTOGRAD_BACKWARD:
+                first = cs.arg(0, "tensors")
+                return Event("backward", cs, tensor=first.value if first is not None else None)
+            if qual in T.CLIP_FUNCTIONS:
+                return Event("clip", cs, use="read" if qual.endswith("get_total_norm") else "clip")
+            if qual in T.NORM_FUNCTIONS or qual in T.GRAD_EDIT_FUNCTIONS or qual in T.GRAD_READ_FUNCTIONS:
+                first = cs.arg(0, "input")
+                if first is not None and mentions_grad(first.value) and not predicate_chain(first.value):
+                    return Event("clip", cs, use="edit" if qual in T.GRAD_EDIT_FUNCTIONS else "read")
+                return Event("torch", cs)
+            if qual.startswith("torch.") or qual.split(".", 1)[0] in PURE_MODULES:
+                return Event("torch", cs)
+        if m in T.GRAD_READ_METHODS and mentions_grad(cs.recv_node) and not predicate_chain(cs.recv_node):
+            # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
+            return Event("clip", cs, use="read")
+        if m in T.GRAD_EDIT_METHODS and mentions_grad(cs.recv_node):
+            # ``p.grad.clamp_(-1, 1)``: an edit that is not a rescaling
+            return Event("clip", cs, use="edit")
+        if m == "clip_grad_norm_" and recv is not None and recv in self.fsdp_models:
+            return Event("clip", cs, use="clip")  # FSDP's own ``model.clip_grad_norm_()``
+        if m == "zero_grad":
+            return Event("zero_grad", cs, param_recv=param_recv)
+        if m == "step" and recv is not None and self.is_optimizer(cs):
+            return Event("opt_step", cs, param_recv=param_recv)
+        if cs.text is not None and "." not in cs.text and cs.text in PURE_BUILTINS and not cs.func.is_local(cs.text):
+            return Event("pure", cs)
+        return Event("call", cs, method=m, param_recv=param_recv)
+
+    # --- receivers ---------------------------------------------------------------------------
+
+    def is_optimizer(self, cs: CallSite) -> bool:
+        recv = cs.recv or ""
+        if recv in self.opt_texts:
+            return True
+        if T.optimizer_like_name(recv):
+            return True
+        recv_node = cs.recv_node
+        if recv_node is not None and isinstance(recv_node, (cst.Name, cst.Attribute, cst.Subscript)):
+            return any(v.kind == "optimizer" for v in self.m.values.of(cs.func, recv_node))
+        return False
+
+    @property
+    def fsdp_models(self) -> frozenset[str]:
+        """Names bound to an FSDP-wrapped module (``model = FSDP(model)``)."""
+        if self._fsdp is None:
+            from .names import dotted_text
+
+            out = set()
+            for a in self.m.assignments:
+                if isinstance(a.value, cst.Call):
+                    q = self.m.imports.qualify(a.value.func) or dotted_text(a.value.func) or ""
+                    if q in T.FSDP or q.rsplit(".", 1)[-1] in ("FSDP", "FullyShardedDataParallel"):
+                        out.update(t for t in a.targets if t is not None)
+            self._fsdp = frozenset(out)
+        return self._fsdp
+
+    def _optimizer_texts(self) -> set[str]:
+        """Receivers stepped or unscaled through a scaler, and names bound to an optimizer."""
+        from .syntax import expr_key
+
+        out: set[str] = set()
+        for c in self.m.calls:
+            if c.method in ("step", "unscale_") and c.recv is not None and self.m.is_scaler(c.func, c.recv):
+                a = c.arg(0, "optimizer")
+                if a is not None:
+                    k = expr_key(a.value)
+                    if k is not None:
+                        out.add(k)
+        for a in self.m.assignments:
+            if isinstance(a.value, cst.Call) and T.is_optimizer_class(self.m.imports.qualify(a.value.func)):
+                out.update(t for t in a.targets if t is not None)
+        return out
+
+
+# --- gradients ---------------------------------------------------------------------------------
+
+
+def receiver_chain(node: cst.CSTNode | None):
+    """``node`` and its receivers: ``p.grad.abs().max`` -> the call, ``p.grad.abs``, ... ``p``."""
+    n = node
+    while n is not None:
+        yield n
+        if isinstance(n, (cst.Attribute, cst.Subscript)):
+            n = n.value
+        elif isinstance(n, cst.Call):
+            n = n.func
+        else:
+            return
+
+
+def mentions_grad(node: cst.CSTNode | None) -> bool:
+    """``p.grad``, ``p.grad.data``, ``p.grad.detach()`` ...: the expression reads a ``.grad``."""
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in receiver_chain(node))
+
+
+def predicate_chain(node: cst.CSTNode | None) -> bool:
+    """The method chain on a ``.grad`` goes through an element test (``isnan``, ``eq`` ...)."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in T.GRAD_PREDICATES
+               for n in receiver_chain(node))

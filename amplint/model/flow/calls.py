@@ -1,0 +1,271 @@
+"""Events as transitions: what each classified call (:mod:`..events`) does to the states.
+
+The GradScaler transitions follow its own per-optimizer state machine (READY -> UNSCALED ->
+STEPPED -> ``update()`` -> READY) and what happens to the gradients (scaled by a scaled
+backward; unscaled by ``unscale_``; consumed by ``step``; wiped by ``zero_grad``). A call of
+unknown code that can reach a scaler (as an argument, or through its receiver) forgets that
+scaler; a scaler call on a path where the scaler is disabled (``enabled=<flag>`` with the flag
+false) does nothing.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ... import torch_api as T
+from ..events import CASTS
+from ..structure import CallSite
+from ..syntax import expr_key
+from .monitors import announce
+from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS, State
+
+_HARMLESS_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "Protocol", "nn.Module", "torch.nn.Module", "Module"})
+
+
+class Calls:
+    """Mixin of :class:`~.interpret.Flow`: calls and assignments."""
+
+    def _init_calls(self) -> None:
+        self.events = self.m.events
+
+    def call(self, frame, cs: CallSite, states: set[State]) -> set[State]:
+        out = self._call(frame, cs, states)
+        last = (cs.text or "").rsplit(".", 1)[-1]
+        if last != "backward" and T.BACKWARD_LIKE.match(last):
+            # ``self.manual_backward(loss)``, ``engine.backward_step(loss)``: may produce gradients
+            out = {announce(st, "backward", node=cs.node) for st in out}
+        return out
+
+    def _call(self, frame, cs: CallSite, states: set[State]) -> set[State]:
+        ev = self.events.of(cs)
+        kind = ev.kind
+        if ev.param_recv and kind != "scaler" and frame.scaler_params and cs.recv is not None \
+                and self.is_scaler(frame, cs.recv) and cs.method is not None:
+            kind = "scaler"  # a parameter the caller bound to a scaler
+        if kind == "scaler":
+            return self.scaler_call(frame, cs, self.canon(frame, cs.recv) or cs.recv, states)
+        if kind == "backward":
+            return self.backward(frame, cs, ev.tensor, states)
+        if kind == "clip":
+            self.observe(frame, "clip", cs.node, cs, None, None, states)
+            return {announce(st, "clip", node=cs.node, implied=[k for k, f in st.scalers
+                                                               if f.grads is not None and f.grads[0] == IMPLIED])
+                    for st in states}
+        if kind == "zero_grad":
+            rkey = self.canon(frame, cs.recv)
+            self.observe(frame, "zero_grad", cs.node, cs, None, rkey, states)
+            return {self._zero_grad(st, cs.node, rkey) for st in states}
+        if kind == "opt_step":
+            o = self.canon(frame, cs.recv) or cs.recv
+            self.observe(frame, "opt_step", cs.node, cs, None, o, states)
+            out = set()
+            for st in states:
+                scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
+                st = st.with_path(plain=frozenset()) if st.path.plain else st
+                out.add(announce(st, "opt_step", node=cs.node, scaled=scaled))
+            return out
+        if kind in ("torch", "pure", "create"):
+            return states
+        callee = self.resolve(frame, cs)
+        if callee is not None:
+            fn, self_key = callee
+            if self.transparent(fn) and not self.passes_scaler(frame, cs):
+                return self.skip_transparent(frame, fn, self_key, states)
+            return self.inline(frame, cs, fn, self_key, states)
+        return self.unknown_call(frame, cs, states)
+
+    # --- the scaler --------------------------------------------------------------------------
+
+    def scaler_call(self, frame, cs: CallSite, s: str, states: set[State]) -> set[State]:
+        m = cs.method
+        states = self.assume_scaler(frame, s, states, cs.recv)
+        if not states:
+            return states
+        live = {st for st in states if not self.disabled(frame, cs.recv, st)}
+        idle = states - live
+        if idle and m == "step":
+            idle = {st.with_path(plain=frozenset()) if st.path.plain else st for st in idle}
+        if not live:
+            return idle
+        if m == "scale":
+            self.observe(frame, "scale", cs.node, cs, s, None, live)
+            return live | idle
+        if m == "unscale_":
+            o = self.opt_key(frame, cs.arg(0, "optimizer"))
+            self.observe(frame, "unscale", cs.node, cs, s, o, live)
+            out = set()
+            for st in live:
+                f = st.facts(s)
+                st = st.with_facts(s, f.but(stages=f.with_stage(o, UNSCALED, cs.node), grads=(UNSCALED_GRADS, cs.node)))
+                out.add(announce(st, "unscale", scaler=s, opt=o, node=cs.node))
+            return out | idle
+        if m == "step":
+            o = self.opt_key(frame, cs.arg(0, "optimizer"))
+            self.observe(frame, "step", cs.node, cs, s, o, live)
+            out = set()
+            for st in live:
+                f = st.facts(s)
+                n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
+                f = f.but(stages=f.with_stage(o, STEPPED, cs.node), grads=(CLEAN, cs.node), sbw=frozenset(), exact=True,
+                          iters=(n, prev, cur | {o}))
+                st = st.with_facts(s, f)
+                if st.path.plain:
+                    st = st.with_path(plain=frozenset())
+                out.add(announce(st, "step", scaler=s, opt=o, node=cs.node))
+            return out | idle
+        if m == "update":
+            self.observe(frame, "update", cs.node, cs, s, None, live)
+            out = set()
+            for st in live:
+                f = st.facts(s)
+                n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
+                f = f.but(ready=True, stages=frozenset(), iters=(min(n + 1, 2), prev | cur, frozenset()), done=frozenset())
+                out.add(announce(st.with_facts(s, f), "update", scaler=s, node=cs.node))
+            return out | idle
+        if m in T.SCALER_QUERIES:
+            return live | idle
+        # any other method (private helpers, monkey-patched ones) may change the scaler
+        return {self.forget(st, s) for st in live} | idle
+
+    def forget(self, st: State, s: str) -> State:
+        return announce(st.with_facts(s, LOST), "forget", scaler=s)
+
+    def backward(self, frame, cs: CallSite, tensor, states: set[State]) -> set[State]:
+        s = self.scaled_source(frame, tensor)
+        if s is not None:
+            recv = _scale_receiver(tensor)
+            states = self.assume_scaler(frame, s, states, recv)
+            live = {st for st in states if not self.disabled(frame, recv, st)}
+            plain = states - live
+            self.observe(frame, "scaled_backward", cs.node, cs, s, None, live)
+            out = {self._scaled_backward(st, s, cs.node) for st in live}
+            if plain:
+                self.observe(frame, "backward", cs.node, cs, None, None, plain)
+                out |= {announce(st.with_path(plain=st.path.plain | {cs.node}), "backward", node=cs.node) for st in plain}
+            return out
+        name = expr_key(tensor) if tensor is not None else None
+        key = (self.canon(frame, name) or name) if name is not None else None
+        out = set()
+        plain = []
+        for st in states:
+            src = next((sc for n, sc in st.path.scaled if n == key), None) if key is not None else None
+            if src is not None:
+                self.observe(frame, "scaled_backward", cs.node, cs, src, None, {st})
+                out.add(self._scaled_backward(st, src, cs.node))
+            else:
+                plain.append(st)
+        if plain:
+            self.observe(frame, "backward", cs.node, cs, None, None, plain)
+            out.update(announce(st.with_path(plain=st.path.plain | {cs.node}), "backward", node=cs.node) for st in plain)
+        return out
+
+    def _scaled_backward(self, st: State, s: str, node) -> State:
+        f = st.facts(s)
+        st = st.with_facts(s, f.but(grads=(SCALED, node), sbw=f.sbw | {node}))
+        return announce(st, "scaled_backward", scaler=s, node=node)
+
+    def _zero_grad(self, st: State, node, rkey) -> State:
+        dirty = [k for k, f in st.scalers if f.grads is not None and f.grads[0] in (SCALED, UNSCALED_GRADS)]
+        st = announce(st, "zero_grad", node=node, recv=rkey, dirty=dirty)
+        st = st.map_scalers(lambda _k, f: f.but(grads=(CLEAN, None) if f.grads is not None else None, sbw=frozenset(),
+                                                exact=True))
+        return st.with_path(plain=frozenset()) if st.path.plain else st
+
+    def scaled_source(self, frame, tensor) -> str | None:
+        """The scaler whose ``scale(...)`` produced ``tensor`` syntactically, if any."""
+        if tensor is None:
+            return None
+        if isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute) and tensor.func.attr.value == "scale":
+            recv = expr_key(tensor.func.value)
+            if self.is_scaler(frame, recv):
+                return self.canon(frame, recv)
+        if isinstance(tensor, cst.BinaryOperation):
+            return self.scaled_source(frame, tensor.left) or self.scaled_source(frame, tensor.right)
+        if isinstance(tensor, cst.Call) and len(tensor.args) == 2 and self.m.imports.qualify(tensor.func) in CASTS:
+            return self.scaled_source(frame, tensor.args[1].value)  # ``cast(Tensor, scaler.scale(loss))``
+        return None
+
+    # --- unknown code --------------------------------------------------------------------------
+
+    def unknown_call(self, frame, cs: CallSite, states: set[State]) -> set[State]:
+        """Unknown code that can reach a scaler (an argument, or its owner) may do anything to it."""
+        reach: list[str] = []
+        for a in cs.node.args:
+            key = expr_key(a.value)
+            if key is not None:
+                reach.append(self.canon(frame, key) or key)
+        recv = cs.recv
+        if recv is not None and self.recv_may_touch(frame, cs):
+            reach.append(self.canon(frame, recv) or recv)
+        if not reach:
+            return states
+        out = set()
+        for st in states:
+            for s in st.keys():
+                if any(s == r or s.startswith(r + ".") for r in reach):
+                    st = self.forget(st, s)
+            out.add(st)
+        return out
+
+    def recv_may_touch(self, frame, cs: CallSite) -> bool:
+        """``obj.method()`` may change ``obj.scaler``; ``self.foo()`` only when ``foo`` may be an
+        inherited method of code outside the file."""
+        if cs.recv != "self":
+            return True
+        cls = self.owner(frame.func)
+        if cls is None:
+            return True
+        if (cs.method or "") in self.m.self_attrs.get(cls, ()):
+            return False  # ``self.model(x)``: an attribute, not a method
+        for c in self.m.scopes.mro(cls):
+            if any(b not in _HARMLESS_BASES and not self.m.scopes.classes_named(b) for b in c.bases):
+                return True
+        return False
+
+    # --- assignments ---------------------------------------------------------------------------
+
+    def assign(self, frame, small: cst.CSTNode, states: set[State]) -> set[State]:
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        else:  # AnnAssign, AugAssign, NamedExpr
+            targets = [small.target]  # type: ignore[attr-defined]
+        value = getattr(small, "value", None)
+        from .interproc import target_heads
+
+        heads: set[str] = set()
+        for t in targets:
+            heads |= target_heads(t)
+        cur = self.rebind(frame, heads, states, keep_scaled=isinstance(small, cst.AugAssign))
+        if isinstance(small, cst.AugAssign):
+            return cur
+        scaled_by = self.scaled_source(frame, value) if isinstance(value, cst.Call) else None
+        built = self.built_class(frame, value)
+        for t in targets:
+            key = expr_key(t)
+            if key is None:
+                continue
+            ckey = self.canon(frame, key) or key
+            if built is not None:
+                self.note_constructor_aliases(frame, ckey, built, value)
+            if scaled_by is not None and isinstance(t, cst.Name):
+                cur = {st.with_path(scaled=st.path.scaled | {(ckey, scaled_by)}) for st in cur}
+            if self.is_scaler(frame, key):
+                ctor = self.scalers.ctor_in(value)
+                if ctor is not None:
+                    self.created(frame, ckey, ctor, cur)
+                    depth = self._loop_depth
+                    cur = {announce(self.forget(st, ckey).with_facts(ckey, FRESH), "create", scaler=ckey, node=ctor,
+                                    depth=depth) for st in cur}
+                elif not (isinstance(value, cst.Name) and value.value == "None"):
+                    cur = {self.forget(st, ckey) for st in cur}
+        return cur
+
+
+def _scale_receiver(tensor) -> str | None:
+    if isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute) and tensor.func.attr.value == "scale":
+        return expr_key(tensor.func.value)
+    if isinstance(tensor, cst.BinaryOperation):
+        return _scale_receiver(tensor.left) or _scale_receiver(tensor.right)
+    if isinstance(tensor, cst.Call) and len(tensor.args) == 2:
+        return _scale_receiver(tensor.args[1].value)
+    return None

@@ -1,0 +1,362 @@
+"""Correlated conditions: which branch outcomes a path remembers, and what they mean.
+
+A branch on a condition adds ``(key, outcome)`` to the path (``PathFacts.assume``); a later
+branch on the same key takes only the arm that agrees, so ``if use_amp: <scaled backward> ...
+if use_amp: <scaler.step>`` stay correlated and the plain ``loss.backward()`` of the ``else``
+never meets the scaler's step. Keys are canonical *atoms*:
+
+- a flag bound once to a condition is that condition (``use_amp = args.amp``:
+  ``if use_amp`` and ``if args.amp`` are one atom), through attributes (``self.fp16 = cfg.fp16``);
+- a scaler that exists only when a flag is set is that flag (``scaler = GradScaler() if amp
+  else None``; ``scaler = None`` then ``if amp: scaler = GradScaler()``): ``if scaler``,
+  ``if scaler is not None`` and ``if amp`` are one atom, and calling a method of the scaler
+  assumes it;
+- a scaler built with ``enabled=<flag>`` is enabled exactly when the flag is:
+  ``scaler.is_enabled()`` is the flag, and on a path where the flag is false the scaler does
+  nothing (its calls are not events).
+
+Only atoms that can correlate two branches are remembered: those tested more than once, or
+naming a scaler. Rebinding a name forgets the atoms that mention it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..names import dotted_text
+from ..syntax import expr_key
+from .state import State
+
+_AMP_SWITCH = re.compile(r"scal|amp|fp16|float16|half|precision|mixed|autocast|cuda|enabled", re.I)
+_FLAG_VALUES = (cst.Name, cst.Attribute, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
+_MAX_ALIAS = 4
+
+
+def compact(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def amp_switch(text: str) -> bool:
+    return bool(_AMP_SWITCH.search(text))
+
+
+def mentions_any(key: str, names) -> bool:
+    for n in names:
+        if key == n or key.startswith(n + ".") or key.startswith(n + "["):
+            return True
+        if n in key and re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w])", key):
+            return True
+    return False
+
+
+class Conditions:
+    """Mixin of :class:`~.interpret.Flow`: condition atoms, ``assume`` and exclusive arms."""
+
+    # --- atoms -------------------------------------------------------------------------------
+
+    def _init_conditions(self) -> None:
+        self._cond_text: dict[cst.CSTNode, str] = {}
+        self._flag_memo: dict[tuple, object] = {}
+        self._presence: dict[tuple, tuple] = {}
+        self._enabled_of: dict[tuple, tuple] = {}
+        self._relevant_keys: set[str] = set()
+        self._undrop_cache: dict[tuple, frozenset] = {}
+        self._mentions_memo: dict[tuple, bool] = {}
+        self._guard_memo: dict = {}
+        self._scaler_conditions()
+        self.interesting = self._interesting_conditions()
+
+    def test_text(self, test: cst.CSTNode) -> str:
+        text = self._cond_text.get(test)
+        if text is None:
+            text = self._cond_text[test] = compact(self.m.code_for(test))
+        return text
+
+    def cond_facts(self, frame, test: cst.BaseExpression, value: bool, raw: bool = False, depth: int = 0):
+        """What a branch on ``test`` taking ``value`` tells: (atom, truth) pairs."""
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            text = dotted_text(test)
+            if text is not None:
+                if text in ("True", "False", "None"):
+                    return []
+                alias = self._flag_alias(frame.func, text, depth)
+                if alias is not None:
+                    node, func, polarity = alias
+                    return self.cond_facts(self._frame_for(frame, func), node, value == polarity, raw, depth + 1)
+                if raw:
+                    return [(text, value)]
+                if text not in self.interesting and not self.is_scaler(frame, text):
+                    return []
+                return [(self.canon(frame, text) or text, value)]
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.cond_facts(frame, test.expression, not value, raw, depth)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            right = test.comparisons[0].comparator
+            if isinstance(right, cst.Name) and right.value == "None" and isinstance(op, (cst.Is, cst.IsNot)):
+                return self.cond_facts(frame, test.left, value if isinstance(op, cst.IsNot) else not value, raw, depth)
+        if isinstance(test, cst.BooleanOperation):
+            # the whole condition is an atom of its own (so the arm where it is false stays
+            # correlated too), and the arm that fixes every operand also tells each of them
+            text = self.test_text(test)
+            if raw:
+                return ([(text, value)] + self.cond_facts(frame, test.left, True, raw, depth)
+                        + self.cond_facts(frame, test.right, True, raw, depth))
+            whole = [(frame.tag + text if frame.tag else text, value)] if text in self.interesting else []
+            if isinstance(test.operator, cst.And) and value:
+                return whole + self.cond_facts(frame, test.left, True, False, depth) + self.cond_facts(frame, test.right, True, False, depth)
+            if isinstance(test.operator, cst.Or) and not value:
+                return whole + self.cond_facts(frame, test.left, False, False, depth) + self.cond_facts(frame, test.right, False, False, depth)
+            return whole
+        enabled = self._is_enabled_call(frame, test)
+        if enabled is not None:
+            node, func = enabled
+            return self.cond_facts(self._frame_for(frame, func), node, value, raw, depth + 1)
+        text = self.test_text(test)
+        if raw:
+            return [(text, value)]
+        if text not in self.interesting:
+            return []
+        return [(frame.tag + text if frame.tag else text, value)]
+
+    def _frame_for(self, frame, func):
+        """The frame to read an expression of ``func`` in (a flag bound in another function:
+        its atoms are not the caller's locals)."""
+        if func is frame.func:
+            return frame
+        return self.root_frame(func)
+
+    def _flag_alias(self, func, text: str, depth: int):
+        """``(condition node, its function, polarity)`` when ``text`` is a flag bound exactly once
+        to a condition, or a scaler that exists exactly when a condition holds."""
+        if depth >= _MAX_ALIAS:
+            return None
+        key = (id(func), text)
+        if key in self._flag_memo:
+            return self._flag_memo[key]
+        self._flag_memo[key] = None
+        hit = self._presence.get(self._scaler_scope_key(func, text))
+        if hit is None:
+            bindings = [b for b in self.m.values.bindings_of_key(func, text) if b.kind != "item"]
+            if len(bindings) == 1 and bindings[0].kind in ("assign", "ann") and not bindings[0].unpack:
+                b = bindings[0]
+                if isinstance(b.value, _FLAG_VALUES) and not self.is_scaler_in(b.func, text):
+                    if not (isinstance(b.value, cst.Name) and b.value.value in ("True", "False", "None")):
+                        hit = (b.value, b.func, True)
+        self._flag_memo[key] = hit
+        return hit
+
+    def _owner(self, func):
+        from ..scopes import owner_class
+
+        return owner_class(func)
+
+    def _is_enabled_call(self, frame, test):
+        """``S.is_enabled()`` for a scaler built with ``enabled=<flag>``: the flag."""
+        if (isinstance(test, cst.Call) and not test.args and isinstance(test.func, cst.Attribute)
+                and test.func.attr.value == "is_enabled"):
+            recv = expr_key(test.func.value)
+            if recv is not None and self.is_scaler(frame, recv):
+                return self._enabled_of.get(self._scaler_scope_key(frame.func, recv))
+        return None
+
+    def _scaler_scope_key(self, func, key: str) -> tuple:
+        if key.startswith("self."):
+            return (id(self._owner(func)), key)
+        return (id(self.scalers.scopes.scope_of(func, key)), key)
+
+    def _scaler_conditions(self) -> None:
+        """Presence and ``enabled=`` atoms of every scaler binding (see the module doc)."""
+        by_key: dict[tuple, list] = {}
+        for b in self.m.bindings:
+            if b.kind in ("assign", "ann") and not b.unpack and b.value is not None:
+                by_key.setdefault(self._scaler_scope_key(b.func, b.name), []).append(b)
+        for sk, bindings in by_key.items():
+            func = bindings[0].func
+            if not self.is_scaler_in(func, bindings[0].name):
+                continue
+            ctor_bindings = [b for b in bindings if self.scalers.ctor_in(b.value) is not None]
+            others = [b for b in bindings if b not in ctor_bindings]
+            if len(ctor_bindings) != 1 or any(not _is_none(b.value) for b in others):
+                continue
+            b = ctor_bindings[0]
+            v = b.value
+            ctor = self.scalers.ctor_in(v)
+            enabled = _keyword(ctor, "enabled")
+            if enabled is not None and isinstance(enabled, _FLAG_VALUES) and not isinstance(enabled, cst.Name) \
+                    or isinstance(enabled, cst.Name) and enabled.value not in ("True", "False"):
+                self._enabled_of[sk] = (enabled, b.func)
+            if isinstance(v, cst.IfExp) and (_is_none(v.orelse) or _is_none(v.body)):
+                self._presence[sk] = (v.test, b.func, not _is_none(v.body))
+            elif isinstance(v, cst.BooleanOperation) and isinstance(v.operator, cst.And) and v.right is ctor:
+                self._presence[sk] = (v.left, b.func, True)
+            elif others and b.arms and v is ctor:
+                owner, test, arm = b.arms[-1]
+                if isinstance(owner, cst.If) and arm in (0, 1) and all(not o.arms or o.arms[:-1] == b.arms[:-1]
+                                                                     for o in others):
+                    self._presence[sk] = (test, b.func, arm == 0)
+
+    def _interesting_conditions(self) -> set[str]:
+        """Atoms tested more than once in the file: only those can correlate two branches."""
+        counts: dict[str, int] = {}
+        for test in self.m.tests:
+            func = self._test_function(test)
+            frame = self.root_frame(func)
+            for key, _v in self.cond_facts(frame, test, True, raw=True):
+                counts[key] = counts.get(key, 0) + 1
+        return {k for k, n in counts.items() if n > 1}
+
+    def _test_function(self, test):
+        hit = self.m.test_funcs.get(test)
+        return hit if hit is not None else self.m.top
+
+    # --- assume --------------------------------------------------------------------------------
+
+    def assume(self, frame, test: cst.BaseExpression, value: bool, states: set[State]) -> set[State]:
+        facts = self.cond_facts(frame, test, value)
+        if not facts:
+            if self._is_plain_enabled_test(frame, test):
+                # the analysis follows an enabled scaler: the branch where it is disabled does
+                # not exist for it
+                return states if value else set()
+            return states
+        relevant = self._guards_events(test)
+        if relevant:
+            self._relevant_keys.update(k for k, _v in facts)
+        out = set()
+        for st in states:
+            assume = st.path.assume
+            ok = True
+            add = []
+            for k, v in facts:
+                if (k, not v) in assume:
+                    ok = False
+                    break
+                if (k, v) not in assume:
+                    add.append((k, v))
+            if not ok:
+                continue
+            if add:
+                p = st.path
+                approx = p.approx or bool(relevant and p.dropped and any(k in p.dropped for k, _v in add))
+                st = st.with_path(assume=assume | frozenset(add), approx=approx)
+            out.add(st)
+        return out
+
+    def _is_plain_enabled_test(self, frame, test) -> bool:
+        """``S.is_enabled()`` (or its negation's operand) of a scaler with no ``enabled=`` flag."""
+        node = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+        if not (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "is_enabled"):
+            return False
+        recv = expr_key(node.func.value)
+        if recv is None or not self.is_scaler(frame, recv):
+            return False
+        return node is test
+
+    def assume_scaler(self, frame, s: str, states: set[State], recv: str | None = None) -> set[State]:
+        """A scaler method ran: the scaler exists on this path (and the condition it exists
+        under holds). ``recv``: the receiver as written in ``frame``'s function."""
+        self._relevant_keys.add(s)
+        facts = [(s, True)]
+        alias = self._presence.get(self._scaler_scope_key(frame.func, recv)) if recv is not None else None
+        if alias is not None:
+            node, func, polarity = alias
+            facts = self.cond_facts(self._frame_for(frame, func), node, polarity) or facts
+        out = set()
+        for st in states:
+            assume = st.path.assume
+            if any((k, not v) in assume for k, v in facts):
+                continue
+            add = [(k, v) for k, v in facts if (k, v) not in assume]
+            out.add(st.with_path(assume=assume | frozenset(add)) if add else st)
+        return out
+
+    def disabled(self, frame, recv: str | None, st: State) -> bool:
+        """On this path the scaler ``recv`` (as written in ``frame``'s function) was built with
+        ``enabled=<flag>`` and the flag is false."""
+        if recv is None or not self._enabled_of:
+            return False
+        hit = self._enabled_of.get(self._scaler_scope_key(frame.func, recv))
+        if hit is None:
+            return False
+        node, func = hit
+        facts = self.cond_facts(self._frame_for(frame, func), node, True)
+        return bool(facts) and all((k, not v) in st.path.assume for k, v in facts)
+
+    def rebind(self, frame, heads, states: set[State], keep_scaled: bool = False) -> set[State]:
+        """Names rebound: forget the atoms that mention them (and names bound to a scaled loss)."""
+        canon = frozenset(self.canon(frame, h) or h for h in heads)
+        if not canon:
+            return states
+        memo = self._mentions_memo
+        out = set()
+        for st in states:
+            p = st.path
+            assume = p.assume
+            if assume:
+                keep = []
+                for x in assume:
+                    hit = memo.get((x[0], canon))
+                    if hit is None:
+                        hit = memo[(x[0], canon)] = mentions_any(x[0], canon)
+                    if not hit:
+                        keep.append(x)
+                if len(keep) != len(assume):
+                    assume = frozenset(keep)
+            scaled = p.scaled if keep_scaled else frozenset(x for x in p.scaled if x[0] not in canon)
+            dropped = self.undrop(p.dropped, canon) if p.dropped else p.dropped
+            if assume != p.assume or scaled != p.scaled or dropped != p.dropped:
+                st = st.with_path(assume=assume, scaled=scaled, dropped=dropped)
+            out.add(st)
+        return out
+
+    def undrop(self, dropped: frozenset, names) -> frozenset:
+        key = (dropped, frozenset(names))
+        hit = self._undrop_cache.get(key)
+        if hit is None:
+            hit = self._undrop_cache[key] = frozenset(k for k in dropped if not mentions_any(k, names))
+        return hit
+
+    # --- exclusive arms ------------------------------------------------------------------------
+
+    def _guards_events(self, test: cst.BaseExpression) -> bool:
+        """The branch on ``test`` has scaler-flow events in its arms: which arm runs changes facts."""
+        hit = self._guard_memo.get(test)
+        if hit is None:
+            hit = self._guard_memo[test] = any(self.is_event_site(c) for c in self.m.guarded_calls.get(test, ()))
+        return hit
+
+    def alternatives(self, node: cst.CSTNode, amp_conditions: bool = False) -> frozenset:
+        """Call nodes in the other arms of every ``if``/``elif``/``else``, conditional expression
+        and ``match`` around the call ``node``: code that never runs in the same pass through
+        those statements. With ``amp_conditions``, only branches whose condition reads like an
+        AMP switch (``use_amp``, ``scaler is not None``, ``self.fp16``...)."""
+        site = self.m.call_of.get(node)
+        if site is None:
+            return frozenset()
+        out: set = set()
+        for owner, test, i in site.arms:
+            if amp_conditions and not amp_switch(self.test_text(test)):
+                continue
+            for j in range(self.m.arms_of.get(id(owner), 0)):
+                if j != i:
+                    out.update(self.m.arm_calls.get((id(owner), j), ()))
+        return frozenset(out)
+
+    def enclosing_tests(self, node: cst.CSTNode) -> list[str]:
+        site = self.m.call_of.get(node)
+        return [self.test_text(test) for _o, test, _i in site.arms] if site is not None else []
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _keyword(call, name: str):
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None

@@ -1,0 +1,460 @@
+"""Calls into the analysed code: resolution, interpretation at the call site, keys and aliases.
+
+A call of a function or method the model knows is interpreted at the call site, with its
+parameters bound to the caller's expressions (``env``) and its locals renamed apart (``tag``);
+results are memoised per (callee, bindings, regions, input states). A callee that cannot touch
+a scaler (no protocol event, no scaler name, does not hand ``self`` on) is skipped. Objects
+built by a class of the file that keeps a constructor argument as ``self.<attr>`` alias it
+(``w = Wrapper(scaler)``: ``w.scaler`` is ``scaler``).
+
+A function analysed on its own, with no caller the model can see and no backward of its own,
+starts in the state its own protocol implies: when it steps or unscales a scaler it did not
+build, that scaler's gradients arrive scaled (``IMPLIED``), so a clip before its ``unscale_`` is
+seen whoever calls it (when the same path goes on to that scaler's step).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ... import torch_api as T
+from ..scopes import owner_class
+from ..structure import CallSite, FunctionInfo
+from ..syntax import expr_key
+from .state import IMPLIED, NOFACTS, State
+
+MAX_DEPTH = 4
+_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EVENT_CALLS = frozenset({
+    "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
+    "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
+})
+
+
+def target_heads(node: cst.CSTNode) -> frozenset[str]:
+    out: set[str] = set()
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        k = expr_key(node)  # type: ignore[arg-type]
+        if k is not None:
+            out.add(k)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            out |= target_heads(el.value)
+    elif isinstance(node, cst.StarredElement):
+        out |= target_heads(node.value)
+    return frozenset(out)
+
+
+class Interproc:
+    """Mixin of :class:`~.interpret.Flow`."""
+
+    def _init_interproc(self) -> None:
+        m = self.m
+        self._memo: dict[tuple, set[State]] = {}
+        self._stored: dict[int, dict[str, str]] = {}
+        self._transparency: dict[FunctionInfo, bool] = {}
+        self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
+        self._create_obs: dict[cst.CSTNode, object] = {}
+        # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
+        self.object_aliases: dict[str, str] = {}
+        self._instances = self._instance_vars()
+        self.self_aliases = self._class_aliases()
+        self._scaler_names = self._names_of_scalers()
+        self._callers = {c for cs in m.static_callees.values() for c in cs}
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def owner(self, func):
+        return owner_class(func)
+
+    def canon(self, frame, text: str | None, _depth: int = 0) -> str | None:
+        if text is None:
+            return None
+        mt = _HEAD.match(text)
+        head = mt.group(0) if mt else text
+        rest = text[len(head):]
+        alias = self.scalers.aliases.get(frame.func, {}).get(head)
+        if alias is not None and _depth < 4:
+            return self.canon(frame, alias + rest, _depth + 1)
+        if head == "self" and self.self_aliases and _depth < 4:
+            table = self.self_aliases.get(owner_class(frame.func), {})
+            for prefix, src in table.items():
+                if text == prefix or text.startswith(prefix + "."):
+                    return self.canon(frame, src + text[len(prefix):], _depth + 1)
+        if head in frame.env:
+            out = frame.env[head] + rest
+        elif frame.tag and (frame.func.is_local(head) or head == "self"):
+            out = frame.tag + text
+        else:
+            out = text
+        return self._object_alias(out) if self.object_aliases else out
+
+    def _object_alias(self, key: str) -> str:
+        for _ in range(4):
+            for prefix, src in self.object_aliases.items():
+                if key == prefix or key.startswith(prefix + "."):
+                    key = src + key[len(prefix):]
+                    break
+            else:
+                return key
+        return key
+
+    def is_scaler(self, frame, text: str | None) -> bool:
+        if text is None:
+            return False
+        if text in frame.scaler_params:
+            return True
+        return self.scalers.is_scaler(frame.func, text)
+
+    def is_scaler_in(self, func: FunctionInfo, text: str) -> bool:
+        return self.scalers.is_scaler(func, text)
+
+    def opt_key(self, frame, arg) -> str:
+        node = arg.value if arg is not None else None
+        if node is None:
+            return "?"
+        key = expr_key(node)
+        if key is None:
+            return f"?{id(node)}"
+        return self.canon(frame, key) or key
+
+    # --- entry -------------------------------------------------------------------------------
+
+    def entry_states(self, func: FunctionInfo) -> set[State]:
+        """The states a function analysed on its own starts in (see the module doc)."""
+        if func in self._callers or func.is_module or self.m.has_backward(func):
+            return {State()}  # called here, or runs its own backward: no assumption needed
+        frame = self.root_frame(func)
+        built = {b.name for b in self.m.bindings if b.func is func and b.kind in ("assign", "ann")
+                 and self.scalers.ctor_in(b.value) is not None}
+        implied = []
+        for c in func.calls:
+            ev = self.events.of(c)
+            if ev.kind == "scaler" and c.method in ("step", "unscale_") and c.recv not in built:
+                key = self.canon(frame, c.recv) or c.recv
+                if key not in implied:
+                    implied.append(key)
+        if not implied:
+            return {State()}
+        scalers = tuple(sorted((k, NOFACTS.but(grads=(IMPLIED, None))) for k in implied))
+        return {State(scalers=scalers)}
+
+    # --- resolution --------------------------------------------------------------------------
+
+    def resolve(self, frame, cs: CallSite) -> tuple[FunctionInfo, str | None] | None:
+        text = cs.text
+        func = frame.func
+        scopes = self.m.scopes
+        if text is None:
+            f = cs.node.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and isinstance(f.value.func, cst.Name)
+                    and f.value.func.value == "super"):
+                cls = owner_class(func)
+                if cls is None:
+                    return None
+                for base in scopes.base_classes(cls):
+                    target = scopes.method(base, f.attr.value)
+                    if target is not None:
+                        return target, "self"
+            return None
+        if "." not in text:
+            f2: FunctionInfo | None = func
+            while f2 is not None:
+                d = f2.local_defs.get(text)
+                if d is not None:
+                    return d, None
+                if f2.is_local(text):
+                    return None
+                f2 = f2.parent
+            return None
+        head, _, attr = text.rpartition(".")
+        cls = owner_class(func)
+        if head in ("self", "cls") and cls is not None:
+            target = scopes.method(cls, attr)
+            return (target, head) if target is not None else None
+        named = scopes.classes_named(head)
+        if named:
+            target = scopes.method(named[0], attr)
+            if target is not None and (target.is_static or target.is_classmethod):
+                return target, None
+            return None
+        if head.startswith("self.") and cls is not None:
+            inst = self._instances.get((cls, head))
+        else:
+            inst = self._instances.get((func, head)) or self._instances.get((None, head))
+        if inst is not None:
+            target = scopes.method(inst, attr)
+            if target is not None:
+                return target, head
+        return None
+
+    def inline(self, frame, cs: CallSite, callee: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
+        from .interpret import Frame
+
+        if frame.depth >= MAX_DEPTH or callee in frame.stack:
+            return self.unknown_call(frame, cs, states)
+        env: dict[str, str] = {}
+        scaler_params: set[str] = set()
+        params = list(callee.params)
+        bound_self = callee.cls is not None and not callee.is_static and (self_key is not None or callee.is_classmethod)
+        if bound_self and params:
+            first = params.pop(0)
+            if self_key is not None:
+                env[first] = self.canon(frame, self_key) or self_key
+        positional = [a for a in cs.node.args if a.keyword is None and not a.star]
+        for p, a in zip([p for p in params if p not in callee.kwonly], positional):
+            self._bind(frame, env, scaler_params, p, a.value)
+        for a in cs.node.args:
+            if a.keyword is not None and a.keyword.value in params:
+                self._bind(frame, env, scaler_params, a.keyword.value, a.value)
+        regions = frame.ctx_regions + cs.regions
+        tag = f"{callee.qualname}#{frame.depth + 1}."
+        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return set(hit)
+        sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params))
+        o = self.block(sub, callee.body, states)
+        result = self._strip_frame(o.normal | o.ret, tag)
+        if not result and states and callee.cls is not None:
+            # a method that always raises (``raise NotImplementedError``): subclasses override it
+            result = self.unknown_call(frame, cs, states)
+        self._memo[key] = result
+        return set(result)
+
+    def _bind(self, frame, env: dict, scaler_params: set, param: str, value: cst.BaseExpression) -> None:
+        key = expr_key(value)
+        if key is None:
+            env[param] = f"?{id(value)}"
+            return
+        env[param] = self.canon(frame, key) or key
+        if self.is_scaler(frame, key):
+            scaler_params.add(param)
+
+    def _strip_frame(self, states: set[State], tag: str) -> set[State]:
+        out = set()
+        for st in states:
+            p = st.path
+            if any(k.startswith(tag) for k, _ in p.assume) or any(n.startswith(tag) for n, _ in p.scaled):
+                st = st.with_path(assume=frozenset(x for x in p.assume if not x[0].startswith(tag)),
+                                  scaled=frozenset(x for x in p.scaled if not x[0].startswith(tag)))
+            out.add(st)
+        return out
+
+    # --- callees that cannot touch a scaler ------------------------------------------------------
+
+    def is_event_site(self, c: CallSite) -> bool:
+        ev = self.events.of(c)
+        if ev.kind in ("scaler", "backward", "clip", "zero_grad", "opt_step", "create"):
+            return True
+        callee = self.m.callee_of(c)
+        return callee is not None and callee in self.m.relevant_set
+
+    def transparent(self, func: FunctionInfo) -> bool:
+        """``func`` (and what it calls in this file) has no event the interpreter reads: no scaler
+        method, backward, step, zero_grad, clip or norm call, no GradScaler constructor, no
+        mention of a scaler's name, and it hands ``self`` to no other code."""
+        hit = self._transparency.get(func)
+        if hit is not None:
+            return hit
+        self._transparency[func] = False  # recursion: assume it matters
+        result = self._compute_transparent(func)
+        self._transparency[func] = result
+        return result
+
+    def _compute_transparent(self, func: FunctionInfo) -> bool:
+        names = self._scaler_names
+        cls = owner_class(func)
+        for c in func.calls:
+            last = (c.text or c.method or "").rsplit(".", 1)[-1]
+            if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or T.BACKWARD_LIKE.match(last):
+                return False
+            if self.events.of(c).kind in ("clip", "create", "backward", "scaler"):
+                return False
+            if any(expr_key(a.value) in ("self", "cls") for a in c.node.args):
+                return False
+            if c.text is None and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call):
+                inner = c.node.func.value.func
+                if isinstance(inner, cst.Name) and inner.value == "super":
+                    return False
+            callee = self.m.callee_of(c)
+            if callee is not None:
+                if not self.transparent(callee):
+                    return False
+            elif c.recv in ("self", "cls") and (cls is None or c.method not in self.m.self_attrs.get(cls, ())):
+                return False  # an inherited method of unknown code
+            if any(part in names for part in (c.recv or "").split(".")):
+                return False
+        for text in self.m.value_texts.get(func, ()):
+            if any(part in names for part in text.split(".")):
+                return False
+        for b in self.m.bindings:
+            if b.func is func and b.kind != "param" and b.name.rsplit(".", 1)[-1] in names:
+                return False
+        for d in func.local_defs.values():
+            if not self.transparent(d):
+                return False
+        return True
+
+    def passes_scaler(self, frame, cs: CallSite) -> bool:
+        return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
+
+    def skip_transparent(self, frame, func: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
+        attrs = self._assigned_attrs(func)
+        if not attrs or self_key is None:
+            return states
+        return self.rebind(frame, {f"{self_key}.{a}" for a in attrs}, states)
+
+    def _assigned_attrs(self, func: FunctionInfo) -> frozenset[str]:
+        """``self.<attr>`` names a method (and its in-file callees) assigns."""
+        hit = self._attrs_memo.get(func)
+        if hit is None:
+            self._attrs_memo[func] = frozenset()
+            out = {b.name[5:] for b in self.m.bindings if b.func is func and b.name.startswith("self.")}
+            for c in func.calls:
+                callee = self.m.callee_of(c)
+                if callee is not None and c.recv in ("self", "cls"):
+                    out |= self._assigned_attrs(callee)
+            hit = self._attrs_memo[func] = frozenset(out)
+        return hit
+
+    # --- objects of the file's classes -------------------------------------------------------------
+
+    def built_class(self, frame, value):
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            named = self.m.scopes.classes_named(value.func.value)
+            return named[0] if named else None
+        return None
+
+    def note_constructor_aliases(self, frame, ckey: str, cls, call: cst.Call) -> None:
+        for attr, arg in self._constructor_aliases(cls, call):
+            src = self.canon(frame, expr_key(arg))
+            if src is not None:
+                self.object_aliases[f"{ckey}.{attr}"] = src
+
+    def _instance_vars(self) -> dict[tuple, object]:
+        """Names bound to an instance of a class of this file: (scope, name) -> ClassInfo, the
+        scope being the function, None for module names, or the class for ``self.<attr>``."""
+        out: dict[tuple, object] = {}
+        for a in self.m.assignments:
+            v = a.value
+            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
+                named = self.m.scopes.classes_named(v.func.value)
+                if not named:
+                    continue
+                for t in a.targets:
+                    if t is None:
+                        continue
+                    if t.startswith("self.") and owner_class(a.func) is not None:
+                        out[(owner_class(a.func), t)] = named[0]
+                    else:
+                        out[(None if a.func.is_module else a.func, t)] = named[0]
+        return out
+
+    def _stored_params(self, cls) -> dict[str, str]:
+        """``self.<attr> = <param>`` in ``cls.__init__``: param -> attr (what the object keeps)."""
+        hit = self._stored.get(id(cls))
+        if hit is None:
+            hit = {}
+            init = self.m.scopes.method(cls, "__init__")
+            if init is not None:
+                for b in self.m.bindings:
+                    if (b.func is init and b.kind == "assign" and isinstance(b.value, cst.Name)
+                            and b.value.value in init.params and b.name.startswith("self.") and b.name.count(".") == 1):
+                        hit[b.value.value] = b.name[5:]
+            self._stored[id(cls)] = hit
+        return hit
+
+    def _constructor_aliases(self, cls, call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
+        stored = self._stored_params(cls)
+        if not stored:
+            return []
+        init = self.m.scopes.method(cls, "__init__")
+        params = [p for p in init.params[1:] if p not in init.kwonly]  # type: ignore[union-attr]
+        out = []
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for p, a in zip(params, positional):
+            if p in stored:
+                out.append((stored[p], a.value))
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value in stored:
+                out.append((stored[a.keyword.value], a.value))
+        return out
+
+    def _class_aliases(self) -> dict[object, dict[str, str]]:
+        """``self.w = Wrapper(self.scaler)`` where Wrapper keeps it as ``self.grad_scaler``:
+        per class, ``self.w.grad_scaler`` -> ``self.scaler``."""
+        out: dict[object, dict[str, str]] = {}
+        for (scope, target), cls in self._instances.items():
+            if not isinstance(target, str) or not target.startswith("self."):
+                continue
+            for a in self.m.assignments:
+                if owner_class(a.func) is not scope or target not in a.targets or not isinstance(a.value, cst.Call):
+                    continue
+                for attr, arg in self._constructor_aliases(cls, a.value):
+                    src = expr_key(arg)
+                    if src is not None and src.startswith("self."):
+                        out.setdefault(scope, {})[f"{target}.{attr}"] = src
+        return out
+
+    def _names_of_scalers(self) -> frozenset[str]:
+        """Every name component that holds a scaler somewhere in the file, the configured names,
+        and any name mentioning scaler."""
+        module, classes, local = self.scalers._tables()
+        keys: set[str] = set(module)
+        for group in (classes, local):
+            for ks in group.values():
+                keys |= set(ks)
+        keys |= set(self.scalers.extra)
+        names = {k.rsplit(".", 1)[-1] for k in keys}
+        for texts in self.m.value_texts.values():
+            names.update(p for t in texts for p in t.split(".") if "scaler" in p.lower())
+        return frozenset(names)
+
+    # --- loops over optimizers, scalers built per iteration -----------------------------------
+
+    def over_optimizers(self, frame, s: cst.For, variant: frozenset[str]) -> bool:
+        """A loop whose variant names are the optimizer a scaler steps or unscales in its body,
+        and that scales no loss itself (a loop whose every pass runs a whole scaled iteration,
+        one objective after another, is a training loop)."""
+        from .conditions import mentions_any
+
+        if any(s in c.loops and c.method == "scale" and self.is_scaler(frame, c.recv) for c in frame.func.calls):
+            return False
+        for c in frame.func.calls:
+            if s not in c.loops or c.method not in ("step", "unscale_") or not self.is_scaler(frame, c.recv):
+                continue
+            a = c.arg(0, "optimizer")
+            k = expr_key(a.value) if a is not None else None
+            if k is not None and mentions_any(k, variant):
+                return True
+        return False
+
+    def created(self, frame, ckey: str, ctor, states) -> None:
+        site = self.m.call_of.get(ctor)
+        self._create_obs.setdefault(ctor, self.observe(frame, "create", ctor, site, ckey, None, states))
+
+    def per_iteration_creates(self, frame, back: set[State]) -> None:
+        """A scaler built in this iteration of the loop (not in a nested one) and stepped or
+        updated in it: a new GradScaler every iteration (``recreate``)."""
+        from .interpret import Observation
+        from .monitors import value
+
+        d = self._loop_depth
+        for st in back:
+            for key, node, depth in value(st, "fresh"):
+                if depth != d or st.facts(key).iters is None:
+                    continue
+                create = self._create_obs.get(node)
+                if create is None:
+                    continue
+                okey = ("recreate", node, key)
+                obs = self._obs_index.get(okey)
+                if obs is None:
+                    obs = Observation("recreate", node, create.site, key, None, create.regions, create.func, set(),
+                                      inlined=create.func is not frame.func)
+                    self._obs_index[okey] = obs
+                    self.observations.append(obs)
+                obs.states.add(st)

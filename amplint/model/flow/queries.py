@@ -1,0 +1,403 @@
+"""Named queries: the sequencing facts rules read, computed from the flow's observations.
+
+Every query ignores speculative paths where a rule needs exact ones (see
+:attr:`.state.State.speculative`) and observations made in a loop that did not converge.
+Each returns plain data (nodes, call sites, keys); rules only word findings and build fixes.
+"""
+
+from __future__ import annotations
+
+from .monitors import value
+from .state import CLEAN, SCALED, STEPPED, UNSCALED
+
+
+def _obs(model, *kinds):
+    bad = model.flow_unconverged
+    return [o for o in model.observations(*kinds) if not (bad and o.site is not None and bad & set(o.site.loops))]
+
+
+def display_key(key: str | None) -> str:
+    """A canonical flow key as the user wrote it: ``train_step#1.scaler`` -> ``scaler``."""
+    if not key:
+        return "scaler"
+    if "#" in key:
+        key = key.rsplit("#", 1)[-1].split(".", 1)[-1]
+    return key
+
+
+# --- AMP001 ------------------------------------------------------------------------------------
+
+
+def steps_reaching_step_without_update(model) -> list:
+    """Step call nodes from which the next step (or ``unscale_``) of the same optimizer is
+    reached with no ``update()`` in between, in source order of discovery."""
+    steps: dict[int, object] = {}
+    for obs in _obs(model, "step"):
+        for st in obs.states:
+            hit = st.facts(obs.scaler).stage_of(obs.opt)
+            if hit is not None and hit[0] == STEPPED and hit[1] is not None:
+                steps.setdefault(id(hit[1]), hit[1])
+    # ``unscale_(opt)`` before the next step meets the stepped optimizer first. In the same
+    # iteration that is AMP005's unscale-after-step; across iterations, this step's missing update.
+    for obs in _obs(model, "unscale"):
+        for st in obs.states:
+            f = st.facts(obs.scaler)
+            hit = f.stage_of(obs.opt)
+            if hit is None or hit[0] != STEPPED or hit[1] is None:
+                continue
+            if f.iters is None or obs.opt not in f.iters[2]:
+                steps.setdefault(id(hit[1]), hit[1])
+    # a scaler built in this very iteration: its missing update shows at the loop's back edge
+    rebuilt = {obs.scaler for obs in _obs(model, "recreate")}
+    for obs in _obs(model, "backedge") if rebuilt else ():
+        for st in obs.states:
+            fresh = {x[0] for x in value(st, "fresh")} & rebuilt
+            for s in fresh:
+                for _o, kind, node in st.facts(s).stages:
+                    if kind == STEPPED:
+                        steps.setdefault(id(node), node)
+    for node in never_updated_steps(model):
+        steps.setdefault(id(node), node)
+    return list(steps.values())
+
+
+def never_updated_steps(model) -> list:
+    """Steps of a scaler that is never updated anywhere in the file and never leaves it (a
+    class that owns its scaler and whose training-step method has no loop)."""
+    out = []
+    updated = {c.recv.rsplit(".", 1)[-1] for c in model.calls if c.method == "update" and c.recv is not None}
+    for site in model.calls:
+        if site.method != "step" or site.recv is None or site.in_lambda or not model.is_scaler(site.func, site.recv):
+            continue
+        if site.recv.rsplit(".", 1)[-1] in updated:
+            continue
+        if not model.scalers.owned(site.func, site.recv) or model.scalers.escapes(site.recv):
+            continue
+        out.append(site.node)
+    return out
+
+
+# --- AMP002 ------------------------------------------------------------------------------------
+
+
+def clips_on_scaled_grads(model) -> list:
+    """``(clip observation, scaler key)`` for clips, norm reads and grad edits that run while the
+    gradients of the scaler owning them are still scaled. With several scalers, the one whose
+    optimizer holds the clipped parameters decides. In a function analysed on its own that steps
+    a scaler it was handed, the gradients are assumed scaled at its entry: a clip there counts
+    when the same path then reaches that scaler's ``step``/``unscale_``."""
+    out = []
+    seen: set[int] = set()
+    clips = {id(o.node): o for o in _obs(model, "clip")}
+    for obs in clips.values():
+        if obs.site is None or id(obs.site.stmt) in seen:
+            continue
+        owners = model.grad_owners(obs.site)
+        for st in obs.states:
+            if st.speculative:
+                continue
+            scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
+            if owners:
+                mine = [k for k in scaled if display_key(k) in owners or k in owners]
+                if not mine and any(display_key(k) in owners or k in owners for k, _f in st.scalers):
+                    continue  # the owning scaler's gradients are unscaled on this path
+                scaled = mine or scaled
+            if scaled:
+                seen.add(id(obs.site.stmt))
+                out.append((obs, scaled[0]))
+                break
+    for use in _obs(model, "step", "unscale"):
+        for st in use.states:
+            if st.speculative:
+                continue
+            for s, node in value(st, "implied_clips"):
+                obs = clips.get(id(node))
+                if s != use.scaler or obs is None or obs.site is None or id(obs.site.stmt) in seen:
+                    continue
+                owners = model.grad_owners(obs.site)
+                if owners and display_key(s) not in owners and s not in owners:
+                    continue
+                seen.add(id(obs.site.stmt))
+                out.append((obs, s))
+    return out
+
+
+# --- AMP003 ------------------------------------------------------------------------------------
+
+
+def optimizer_steps_on_scaled_grads(model) -> list:
+    """``(opt_step observation, scaler key, why)``: ``optimizer.step()`` on gradients a scaler
+    scaled (why ``scaled``), or on gradients ``unscale_`` unscaled for that optimizer, skipping
+    the scaler's inf check (why ``unchecked``). Conditional AMP (the non-AMP arm) and wrappers
+    that step through the scaler themselves are left out."""
+    out = []
+    seen: set[int] = set()
+    for obs in _obs(model, "opt_step"):
+        if obs.site is None or id(obs.node) in seen:
+            continue
+        hit = None
+        for st in obs.states:
+            if st.path.plain or st.speculative:
+                continue  # an unscaled backward ran too: this optimizer may be a non-AMP one
+            scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
+            if scaled:
+                hit = (scaled[0], "scaled")
+                break
+            for k, f in st.scalers:
+                stage = f.stage_of(obs.opt)
+                if stage is not None and stage[0] == UNSCALED and f.grads is not None and f.grads[0] != CLEAN:
+                    hit = (k, "unchecked")
+                    break
+            if hit is not None:
+                break
+        if hit is None or conditional_amp(model, obs.node) or model.optimizer_steps_through(obs.site, hit[0]):
+            continue
+        seen.add(id(obs.node))
+        out.append((obs, hit[0], hit[1]))
+    return out
+
+
+def conditional_amp(model, node) -> bool:
+    """``node`` sits in one arm of an if/else on an AMP switch whose other arm uses the scaler:
+    the arms are the AMP and the non-AMP variant of one step."""
+    for alt in model.flow.alternatives(node, amp_conditions=True):
+        if model.is_scaler_call(alt) or model.is_scaled_backward(alt):
+            return True
+    return False
+
+
+# --- AMP004 / AMP009 ---------------------------------------------------------------------------
+
+
+def plain_backwards_into_steps(model, partial: bool):
+    """Plain ``x.backward()`` calls whose gradients a ``S.step(O)`` consumes: ``(backward site,
+    scaler key, step observation)``. ``partial=False``: no scaled backward of S ran since its last
+    step (AMP004); ``partial=True``: one did too (AMP009)."""
+    scaler_opts = {o.opt for o in _obs(model, "step")}
+    disabled = model.disabled_scalers()
+    plain_steps: dict = {}
+    for o in _obs(model, "opt_step"):
+        plain_steps.setdefault(o.func, set()).add(o.opt)
+    seen: set[int] = set()
+    for obs in _obs(model, "step"):
+        if display_key(obs.scaler) in disabled:
+            continue  # ``GradScaler(enabled=False)`` steps the optimizer as it is
+        for st in obs.states:
+            if not st.path.plain or st.speculative:
+                continue
+            f = st.facts(obs.scaler)
+            if bool(f.sbw) != partial:
+                continue
+            if not partial and not f.exact:
+                continue
+            for node in st.path.plain:
+                if id(node) in seen:
+                    continue
+                site = model.call_of.get(node)
+                if site is None or not model.tensor_backward(site) or conditional_amp(model, node):
+                    continue
+                if model.sometimes_scaled(site) or any(r.kind == "no_grad" for r in site.regions):
+                    continue
+                if (plain_steps.get(site.func, set()) | plain_steps.get(obs.func, set())) - scaler_opts:
+                    continue  # an optimizer stepped without the scaler may own these gradients
+                seen.add(id(node))
+                yield site, obs.scaler, obs
+
+
+# --- AMP005 ------------------------------------------------------------------------------------
+
+
+def unscale_after_unscale(model) -> list:
+    """``(unscale observation, UNSCALED|STEPPED, the earlier node)``: an ``unscale_`` that meets its
+    optimizer already unscaled (no update between) or stepped in the same iteration."""
+    found: dict[int, tuple] = {}
+    for obs in _obs(model, "unscale"):
+        if obs.site is None or id(obs.node) in found or model.guards_stage(obs.site.func):
+            continue
+        alts = model.flow.alternatives(obs.node)
+        for st in obs.states:
+            if st.speculative:
+                continue
+            f = st.facts(obs.scaler)
+            hit = f.stage_of(obs.opt)
+            if hit is None or hit[1] is None or hit[1] in alts:
+                continue
+            if hit[0] == UNSCALED or (hit[0] == STEPPED and f.iters is not None and obs.opt in f.iters[2]):
+                found[id(obs.node)] = (obs, hit[0], hit[1])
+                break
+    return list(found.values())
+
+
+# --- AMP006 / AMP007 ---------------------------------------------------------------------------
+
+
+def updates_without_step(model) -> list:
+    """``update()`` observations that some exact path reaches with every optimizer READY (no step
+    or ``unscale_`` since the last update), not after a bypassing ``optimizer.step()`` (AMP003's)
+    and not in evaluation code (AMP201's)."""
+    out = []
+    seen: set[int] = set()
+    for obs in _obs(model, "update"):
+        site = obs.site
+        if site is None or id(obs.node) in seen or eval_context(obs) is not None or site.node.args:
+            continue
+        bypass = lambda st: any(x[0] == obs.scaler for x in value(st, "bypass"))  # noqa: E731
+        if not any(st.facts(obs.scaler).all_ready and not st.speculative and not bypass(st) for st in obs.states) \
+                and not _step_skipped_here(obs, bypass):
+            continue
+        seen.add(id(obs.node))
+        out.append(obs)
+    return out
+
+
+def _step_skipped_here(obs, bypass) -> bool:
+    """A wrapper that steps on some paths and not on others, and updates on both."""
+    stepped = skipped = False
+    for st in obs.states:
+        f = st.facts(obs.scaler)
+        if st.speculative or bypass(st) or not f.exact:
+            continue
+        if any(kind == STEPPED for _o, kind, _n in f.stages):
+            stepped = True
+        elif not f.stages and not f.ready and f.sbw:
+            skipped = True
+    return stepped and skipped
+
+
+def second_updates(model) -> list:
+    """``(update observation, optimizers stepped since the previous update)``: a second update in
+    one iteration after stepping other optimizers."""
+    out = []
+    seen: set[int] = set()
+    for obs in _obs(model, "update"):
+        if obs.site is None or id(obs.node) in seen or eval_context(obs) is not None:
+            continue
+        for st in obs.states:
+            it = st.facts(obs.scaler).iters
+            if it is None or st.speculative:
+                continue
+            n, prev, cur = it
+            if n >= 1 and prev and cur - prev:
+                seen.add(id(obs.node))
+                out.append((obs, sorted(cur - prev)))
+                break
+    return out
+
+
+# --- AMP008 / AMP012 ---------------------------------------------------------------------------
+
+
+def recreated_scalers(model) -> list:
+    out = []
+    seen: set[int] = set()
+    for obs in _obs(model, "recreate"):
+        if obs.site is None or id(obs.node) in seen:
+            continue
+        seen.add(id(obs.node))
+        out.append(obs)
+    return out
+
+
+def zero_grads_before_step(model) -> list:
+    """``(zero_grad node, scaler key, optimizer key)``: a ``zero_grad()`` that wiped the gradients of
+    a scaled backward before that scaler steps the optimizer it clears."""
+    steps = _obs(model, "step")
+    opts_of: dict[str, set] = {}
+    for obs in steps:
+        opts_of.setdefault(obs.scaler, set()).add(obs.opt)
+    out = []
+    seen: set[int] = set()
+    for obs in steps:
+        for st in obs.states:
+            if st.speculative:
+                continue
+            for s, node, rkey in value(st, "zeroed"):
+                if s != obs.scaler or id(node) in seen:
+                    continue
+                site = model.call_of.get(node)
+                if site is None or not _same_optimizer(model, site, rkey, obs.opt, opts_of[obs.scaler]):
+                    continue
+                seen.add(id(node))
+                out.append((node, obs.scaler, obs.opt))
+    return out
+
+
+def _same_optimizer(model, site, rkey, opt, stepped: set) -> bool:
+    recv = site.recv
+    if recv is None:
+        return False
+    if recv in model.events.opt_texts or "opt" in recv.rsplit(".", 1)[-1].lower():
+        return rkey == opt
+    # ``model.zero_grad()``: only when the scaler steps one optimizer
+    return len(stepped) == 1 and not any(o is None or o.startswith("?") for o in stepped)
+
+
+# --- AMP201 ------------------------------------------------------------------------------------
+
+
+def eval_context(obs) -> str | None:
+    """Where a scaler call observation runs in evaluation code, in words, or None:
+    gradients disabled (for ``scale``, or when no scaled backward precedes), or after
+    ``m.eval()`` / in an evaluation function with no backward."""
+    r = obs.grad_disabled
+    if r is not None and (obs.kind == "scale" or _no_backward_before(obs)):
+        return "gradients are disabled here"
+    for r in reversed(obs.regions):
+        if r.kind == "eval" and not r.has_backward:
+            target = f"`{r.target}`" if r.target else "the model"
+            return f"after {target}.eval() with no backward"
+        if r.kind == "eval_name" and not r.has_backward:
+            return "an evaluation function with no backward"
+    return None
+
+
+def _no_backward_before(obs) -> bool:
+    s = obs.scaler
+    for st in obs.states:
+        f = st.facts(s)
+        if not f.ready and not f.stages:
+            continue  # nothing known about this scaler on this path
+        if obs.kind == "update":
+            if f.all_ready:
+                return True
+        elif not f.sbw and (f.grads is None or f.grads[0] == CLEAN):
+            return True
+    return False
+
+
+def scaler_calls_in_eval(model) -> list:
+    """``(observation, where)`` for scaler calls in evaluation code."""
+    out = []
+    seen = set()
+    for obs in model.observations("scale", "unscale", "step", "update"):
+        if obs.site is None or obs.node in seen:
+            continue
+        where = eval_context(obs)
+        if where is not None:
+            seen.add(obs.node)
+            out.append((obs, where))
+    return out
+
+
+def in_eval_code(model, site) -> bool:
+    """The call sits where AMP201 reports scaler calls, in some calling context."""
+    contexts = [o for o in model.observations("scale", "unscale", "step", "update") if o.node is site.node]
+    if not contexts:
+        regions = tuple(site.func.regions) + tuple(site.regions)
+        for r in reversed(regions):
+            if r.kind == "no_grad":
+                return True
+            if r.kind == "enable_grad":
+                break
+        return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in regions)
+    return any(_eval_regions(o.regions) for o in contexts)
+
+
+def _eval_regions(regions) -> bool:
+    for r in reversed(regions):
+        if r.kind == "no_grad":
+            return True
+        if r.kind == "enable_grad":
+            break
+    return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in regions)
+

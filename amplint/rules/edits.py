@@ -1,0 +1,250 @@
+"""Fix edits shared by the rules: the plans that insert, move, delete or rewrite statements and
+calls. Rules decide *whether* a fix is offered from model facts; the edits are built here.
+
+No LibCST import at module level: the CLI imports every rule before deciding to parse.
+"""
+
+from __future__ import annotations
+
+from .base import FixPlan, NodeEdit
+
+_JUMPS = ("Return", "Raise", "Break", "Continue")
+
+
+def _cst():
+    import libcst as cst
+
+    return cst
+
+
+# --- statements and blocks -----------------------------------------------------------------------
+
+
+def block_of(model, stmt) -> tuple[list | None, int]:
+    """(statement list, index) of the block holding ``stmt`` directly."""
+    hit = model.blocks.get(stmt)
+    return (hit[0], hit[1]) if hit is not None else (None, -1)
+
+
+def is_line(stmt) -> bool:
+    return isinstance(stmt, _cst().SimpleStatementLine)
+
+
+def is_simple_statement(stmt, node) -> bool:
+    """``stmt`` is a line holding only the expression statement ``node``."""
+    cst = _cst()
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and stmt.body[0].value is node)
+
+
+def jumps(line) -> bool:
+    cst = _cst()
+    return isinstance(line, cst.SimpleStatementLine) and any(type(x).__name__ in _JUMPS for x in line.body)
+
+
+def straight_lines(body: list, start: int, end: int) -> bool:
+    """``body[start:end]`` are simple lines with no return/raise/break/continue."""
+    return all(is_line(s) and not jumps(s) for s in body[start:end])
+
+
+def contains(root, target) -> bool:
+    from ..model.syntax import contains as _contains
+
+    return _contains(root, target)
+
+
+def runs_before_in_block(model, anchor, stmt) -> bool:
+    """``anchor`` sits in ``stmt``'s block (or inside a statement of it) before ``stmt``."""
+    block, index = block_of(model, stmt)
+    return block is not None and any(contains(s, anchor) for s in block[:index])
+
+
+def simple_receiver(node) -> bool:
+    cst = _cst()
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and not getattr(node, "lpar", None)
+
+
+def paren(node, text: str) -> str:
+    cst = _cst()
+    return text if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({text})"
+
+
+# --- calls -------------------------------------------------------------------------------------------
+
+
+def arg_texts(model, call) -> list[tuple[str | None, str]] | None:
+    """``[(keyword or None, value text)]`` for a call without ``*``/``**`` arguments."""
+    out = []
+    for a in call.args:
+        if a.star:
+            return None
+        out.append((a.keyword.value if a.keyword is not None else None, model.code_for(a.value)))
+    return out
+
+
+def render_call(func_text: str, args: list[tuple[str | None, str]]) -> str:
+    return f"{func_text}({', '.join(f'{k}={v}' if k is not None else v for k, v in args)})"
+
+
+def replace(node, text: str, title: str, applicability: str = "safe") -> FixPlan:
+    return FixPlan(applicability, title, [NodeEdit("replace", node, text)])
+
+
+def delete_line(stmt, title: str, applicability: str = "unsafe") -> FixPlan:
+    return FixPlan(applicability, title, [NodeEdit("delete_stmt", stmt)])
+
+
+def insert_after(stmt, text: str, title: str, applicability: str = "safe") -> FixPlan:
+    return FixPlan(applicability, title, [NodeEdit("insert_after", stmt, text)])
+
+
+def insert_before(stmt, text: str, title: str, applicability: str = "safe") -> FixPlan:
+    return FixPlan(applicability, title, [NodeEdit("insert_before", stmt, text)])
+
+
+def wrap_in_scale(model, site, scaler: str | None, title: str) -> FixPlan | None:
+    """``loss.backward(...)`` -> ``S.scale(loss).backward(...)``."""
+    recv = site.recv_node
+    if scaler is None or site.method != "backward" or recv is None or not simple_receiver(recv):
+        return None
+    return replace(recv, f"{scaler}.scale({model.code_for(recv)})", title)
+
+
+# --- the sequencing fixes ------------------------------------------------------------------------
+
+
+def insert_update(model, site, scaler: str, title: str) -> FixPlan | None:
+    """AMP001: ``S.update()`` after the step, when it is the function's only step or update of
+    ``S`` and nothing in the file updates a scaler of that name (where else the update belongs
+    needs a human)."""
+    same = [c for c in site.func.calls if c.method in ("step", "update") and c.recv == site.recv]
+    if len(same) != 1 or site.stmt is None or not is_simple_statement(site.stmt, site.node):
+        return None
+    last = (site.recv or "").rsplit(".", 1)[-1]
+    if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
+        return None
+    return insert_after(site.stmt, f"{scaler}.update()", title, "unsafe")
+
+
+def insert_unscale(model, site, scaler: str, opt: str | None, title: str) -> FixPlan | None:
+    """AMP002: ``S.unscale_(O)`` before the clip (before the clip's own loop, for a per-parameter
+    edit), when the function steps exactly one optimizer through S, nothing unscales it yet, and
+    the clip runs before that step in its block."""
+    if opt is None or not is_line(site.stmt):
+        return None
+    func = site.func
+    if any(c.method == "unscale_" and c.recv == scaler for c in func.calls):
+        return None
+    steps = [c for c in func.calls if c.method == "step" and c.recv == scaler]
+    if len(steps) != 1:
+        return None
+    inner = [loop for loop in site.loops if loop not in steps[0].loops]
+    anchor = inner[0] if inner else site.stmt
+    if not runs_before_in_block(model, anchor, steps[0].stmt):
+        return None  # a clip on every micro-step with the step gated: unscale_ would run twice
+    return insert_before(anchor, f"{scaler}.unscale_({opt})", title)
+
+
+def step_through_scaler(model, site, scaler: str | None, opt: str, title: str) -> FixPlan | None:
+    """AMP003: ``O.step()`` -> ``S.step(O)`` when the function updates S and does not step O
+    through S already."""
+    if scaler is None or site.node.args or site.recv_node is None:
+        return None
+    if not any(c.method == "update" and c.recv == scaler for c in site.func.calls):
+        return None
+    for c in site.func.calls:
+        if c.method == "step" and c.recv == scaler:
+            a = c.arg(0, "optimizer")
+            if a is not None and model.code_for(a.value) == opt:
+                return None
+    return replace(site.node, f"{scaler}.step({opt})", title)
+
+
+def delete_duplicate(model, site, first_site, title: str) -> FixPlan | None:
+    """AMP005: delete the second of two identical ``unscale_`` lines of one straight-line block."""
+    if first_site is None or first_site is site or first_site.func is not site.func:
+        return None
+    if not is_simple_statement(site.stmt, site.node) or not is_simple_statement(first_site.stmt, first_site.node):
+        return None
+    if model.code_for(site.node) != model.code_for(first_site.node):
+        return None
+    body, i = block_of(model, site.stmt)
+    if body is None or first_site.stmt not in body:
+        return None
+    j = body.index(first_site.stmt)
+    if j >= i or not straight_lines(body, j, i):
+        return None
+    return delete_line(site.stmt, title, "safe")
+
+
+def move_under_previous_guard(model, site, title: str) -> FixPlan | None:
+    """AMP006: move ``S.update()`` to the end of the ``if`` right before it that steps S."""
+    cst = _cst()
+    if not is_simple_statement(site.stmt, site.node):
+        return None
+    body, i = block_of(model, site.stmt)
+    if body is None or i < 1:
+        return None
+    guard = body[i - 1]
+    if not isinstance(guard, cst.If) or guard.orelse is not None or not isinstance(guard.body, cst.IndentedBlock):
+        return None
+    inner = [c for c in site.func.calls if contains(guard.body, c.node)]
+    if not any(c.method == "step" and c.recv == site.recv and model.is_scaler_call(c.node) for c in inner):
+        return None
+    if any(c.method == "update" and c.recv == site.recv for c in inner):
+        return None
+    last = guard.body.body[-1]
+    if not is_line(last) or jumps(last):
+        return None
+    return FixPlan("unsafe", title, [NodeEdit("insert_after", last, model.code_for(site.node)),
+                                     NodeEdit("delete_stmt", site.stmt)])
+
+
+def delete_first_update(model, site, title: str) -> FixPlan | None:
+    """AMP007: with exactly two updates of S in the block, delete the first one."""
+    cst = _cst()
+    updates = [c for c in site.func.calls if c.method == "update" and c.recv == site.recv]
+    if len(updates) != 2 or updates[1] is not site:
+        return None
+    first = updates[0]
+    if not is_simple_statement(first.stmt, first.node) or not is_simple_statement(site.stmt, site.node):
+        return None
+    body, i = block_of(model, site.stmt)
+    if body is None or first.stmt not in body:
+        return None
+    for s in body[body.index(first.stmt):i]:
+        if isinstance(s, cst.With):
+            if not all(is_line(x) for x in getattr(s.body, "body", ())):
+                return None
+        elif not is_line(s) or jumps(s):
+            return None
+    return delete_line(first.stmt, title)
+
+
+def hoist_out_of_loop(model, site, title: str) -> FixPlan | None:
+    """AMP008: move ``scaler = GradScaler(...)`` before the loop it sits in directly."""
+    cst = _cst()
+    if not site.loops or not isinstance(site.stmt, cst.SimpleStatementLine) or len(site.stmt.body) != 1:
+        return None
+    assign = site.stmt.body[0]
+    if not isinstance(assign, cst.Assign) or assign.value is not site.node:
+        return None
+    loop = site.loops[-1]
+    if not isinstance(loop.body, cst.IndentedBlock) or site.stmt not in loop.body.body:
+        return None
+    return FixPlan("unsafe", title, [NodeEdit("insert_before", loop, model.code_for(assign).strip()),
+                                     NodeEdit("delete_stmt", site.stmt)])
+
+
+def unscaled_metric(model, site) -> FixPlan | None:
+    """AMP201: ``S.scale(x).item()`` -> ``x.item()``, ``float(S.scale(x))`` -> ``float(x)``."""
+    parent = model.parent_call_of(site.node)
+    arg = site.arg(0, "outputs")
+    if arg is None or parent is None:
+        return None
+    inner = model.code_for(arg.value)
+    if parent.method == "item" and parent.recv_node is site.node:
+        return replace(site.node, paren(arg.value, inner), "Report the unscaled value")
+    if parent.text == "float" and len(parent.node.args) == 1 and parent.node.args[0].value is site.node:
+        return replace(site.node, inner, "Report the unscaled value")
+    return None
