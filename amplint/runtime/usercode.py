@@ -206,7 +206,7 @@ def render_table(run: UserRun, max_cell: int = 44) -> str:
     for r in run.results:
         rows.append([f"{r.code} {r.name} ({r.lint_detail})", r.verdict, r.observable or "-", r.bad or "-",
                      r.good or "-", fmt(r.ratio) if r.ratio is not None else "-"])
-    rows = [[_clip(c, max_cell) for c in row] for row in rows]
+    rows = [[c if i == 0 else _clip(c, max_cell) for i, c in enumerate(row)] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for k, row in enumerate(rows):
