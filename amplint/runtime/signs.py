@@ -188,8 +188,8 @@ def _match_power(r: float, scales: list[float], direction: int, powers: tuple[in
             else:
                 err = abs(math.log(r / target))
                 ok = err <= math.log(APPROX_TOL)
-            if ok and (best is None or err < best[2]):
-                best = (s, k, err)
+            if ok and (best is None or (k, err) < (best[1], best[2])):
+                best = (s, k, err)  # the lowest power first: power-of-two scales make S**2 = (S')**1
     return best[:2] if best else None
 
 
@@ -294,6 +294,10 @@ class ScaledBy(Sign):
 
     def _update(self, bad, twin, ctx, scales, obs, rel):
         n = min(len(bad.steps), len(twin.steps))
+        idx = [i for i in range(n) if not bad.steps[i].skipped and not twin.steps[i].skipped
+               and bad.steps[i].update_norm > 0 and twin.steps[i].update_norm > 0]
+        if idx and bad.steps[idx[0]].scale:  # the scale in effect at the first step both applied
+            scales = [bad.steps[idx[0]].scale] + [x for x in scales if x != bad.steps[idx[0]].scale]
         pairs = [(bad.steps[i].update_norm, twin.steps[i].update_norm) for i in range(n)
                  if not bad.steps[i].skipped and not twin.steps[i].skipped
                  and bad.steps[i].update_norm > 0 and twin.steps[i].update_norm > 0
