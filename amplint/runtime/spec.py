@@ -243,9 +243,11 @@ def _hardware_gate(spec: Spec, bad: Trace, device: str, env: dict[str, Any]) -> 
 
 
 def evidence_sentence(spec: Spec, j: Judgement, names: tuple[str, str] = ("bad.py", "good.py")) -> str:
-    parts = [e.sentence for e in j.shown(HARM)] + [e.sentence for e in j.shown(MECHANISM)]
-    if j.verdict == NO_RUNTIME_EFFECT:
-        parts = [e.sentence for e in j.evidence]
+    parts: list[str] = []
+    evs = j.evidence if j.verdict == NO_RUNTIME_EFFECT else j.shown(HARM) + j.shown(MECHANISM)
+    for e in evs:  # a combined sign repeats the sentences of its parts
+        if e.sentence and not any(e.sentence in p for p in parts):
+            parts.append(e.sentence)
     head = (spec.context + ": " if spec.context else "") + "; ".join(parts)
     tail = twin_sentence(j.twin, names[1]) if j.twin.get("twin_loss") is not None else ""
     text = head.rstrip("; ")
