@@ -42,9 +42,10 @@ def git(*args, cwd):
 def hook_repo(tmp_path_factory):
     """A snapshot of this checkout (working tree included) as a git repo pre-commit can clone."""
     repo = tmp_path_factory.mktemp("hook-repo")
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+    for name in ("pyproject.toml", "setup.py", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy(ROOT / name, repo / name)
-    shutil.copytree(ROOT / "amplint", repo / "amplint", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("amplint", "fixtures"):  # setup.py installs fixtures/ as amplint/fixtures
+        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     git("init", "-q", cwd=repo)
     git("add", "-A", cwd=repo)
     assert git("commit", "-qm", "snapshot", cwd=repo).returncode == 0

@@ -35,7 +35,10 @@ from typing import Any
 MODES = ("fp32", "fp16", "bf16")
 FASTER = 1.10  # an AMP mode must be at least this much faster than FP32 to be recommended
 SLOWER = 0.95  # below this it is flagged as slower than FP32
-LOSS_TOL = 0.05  # relative final-loss difference from FP32 that gets flagged
+LOSS_TOL = 0.05  # relative loss difference from FP32 (same step) beyond which a mode is not recommended
+STEADY_CV = 0.15  # coefficient of variation of the timed steps above which the timing is not steady
+LOSSES = ("auto", "cross_entropy", "mse", "l1", "bce_with_logits")
+OPTIMIZERS = ("sgd", "adam", "adamw")
 
 
 @dataclass
@@ -54,6 +57,17 @@ class BenchConfig:
     num_classes: int = 1000
     budget_s: float | None = 120.0  # per mode, timed phase; at least 2 steps are always timed
     extra_sys_path: list[str] = field(default_factory=list)
+    loss: str = "auto"  # one of LOSSES, or MODULE:FUNCTION (fn(output, target) -> scalar loss)
+    optimizer: str = "sgd"  # one of OPTIMIZERS, or MODULE:FACTORY (factory(params) -> optimizer)
+    output: str | None = None  # which part of a tuple/dict output is the prediction (key or index)
+    loss_tolerance: float = LOSS_TOL
+
+    def optimizer_text(self) -> str:
+        if self.optimizer == "sgd":
+            return f"SGD lr {self.lr} momentum {self.momentum}"
+        if self.optimizer in OPTIMIZERS:
+            return f"{'Adam' if self.optimizer == 'adam' else 'AdamW'} lr {self.lr}"
+        return self.optimizer
 
     def model_name(self) -> str:
         return self.model or "built-in ResNet-18"
@@ -72,6 +86,16 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not shape or any(d <= 0 for d in shape):
         raise ValueError(f"--input-shape expects positive integers, got {text!r}")
     return shape
+
+
+def parse_choice_or_ref(text: str, choices: tuple[str, ...], option: str) -> str:
+    value = text.strip()
+    if value.lower() in choices:
+        return value.lower()
+    mod, sep, attr = value.partition(":")
+    if sep and mod and attr:
+        return value
+    raise ValueError(f"{option} takes one of {', '.join(choices)} or MODULE:FUNCTION, got {text!r}")
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
@@ -133,10 +157,70 @@ def _reset_rss_peak() -> bool:
         return False
 
 
+def select_output(out: Any, key: str | None = None) -> Any:
+    """The prediction in a model's output: the tensor itself, ``key`` (or ``logits``, else the
+    first tensor) of a dict-like output, item ``key`` (default 0) of a tuple or list."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, dict) or (hasattr(out, "keys") and hasattr(out, "__getitem__")):
+        if key is not None:
+            if key not in out:
+                raise ValueError(f"the model output has no {key!r} (keys: {', '.join(map(str, out.keys()))})")
+            return select_output(out[key])
+        if "logits" in out:
+            return select_output(out["logits"])
+        for v in out.values():
+            if isinstance(v, torch.Tensor) and v.is_floating_point():
+                return v
+        raise ValueError("the model output is a dict without a floating-point tensor: pass --output KEY")
+    if isinstance(out, (tuple, list)) and out:
+        idx = int(key) if key is not None and str(key).lstrip("-").isdigit() else 0
+        return select_output(out[idx])
+    raise ValueError(f"cannot find a tensor in the model output ({type(out).__name__}): pass --output KEY")
+
+
+def make_loss(cfg: BenchConfig, target) -> Callable[[Any, Any], Any]:
+    import torch
+    import torch.nn.functional as F
+
+    name = cfg.loss
+    if ":" in name:
+        fn = load_object(name, cfg.extra_sys_path)
+
+        def custom(out, t):
+            return fn(out, t)
+
+        return custom
+    if name == "auto":
+        name = "cross_entropy" if target.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8) else "mse"
+    if name == "cross_entropy":
+        return lambda out, t: F.cross_entropy(out.float(), t.long())
+    if name == "mse":
+        return lambda out, t: F.mse_loss(out.float(), t.float().reshape(out.shape))
+    if name == "l1":
+        return lambda out, t: F.l1_loss(out.float(), t.float().reshape(out.shape))
+    if name == "bce_with_logits":
+        return lambda out, t: F.binary_cross_entropy_with_logits(out.float(), t.float().reshape(out.shape))
+    raise ValueError(f"unknown loss {name!r}")
+
+
+def make_optimizer(cfg: BenchConfig, params):
+    import torch
+
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr)
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.lr)
+    return load_object(cfg.optimizer, cfg.extra_sys_path)(params)
+
+
 def build_problem(cfg: BenchConfig, device: str):
     """The seeded model, one batch of inputs and targets on ``device``, and the loss function."""
     import torch
-    import torch.nn.functional as F
 
     torch.manual_seed(cfg.seed)
     if cfg.model:
@@ -157,20 +241,14 @@ def build_problem(cfg: BenchConfig, device: str):
         was_training = model.training
         model.eval()
         with torch.no_grad():
-            out = model(x[:1])
+            out = select_output(model(x[:1]), cfg.output)
         model.train(was_training)
-        if out.dim() == 2 and out.shape[-1] > 1:
+        if out.dim() == 2 and out.shape[-1] > 1 and cfg.loss in ("auto", "cross_entropy"):
             y = torch.randint(0, out.shape[-1], (cfg.batch_size,), generator=g)
         else:
             y = torch.randn((cfg.batch_size, *out.shape[1:]), generator=g)
     y = y.to(device)
-    if y.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
-        def loss_fn(out, target):
-            return F.cross_entropy(out.float(), target.long())
-    else:
-        def loss_fn(out, target):
-            return F.mse_loss(out.float(), target.float().reshape(out.shape))
-    return model, x, y, loss_fn
+    return model, x, y, make_loss(cfg, y)
 
 
 def run_mode(cfg: BenchConfig, mode: str, device: str) -> dict[str, Any]:
@@ -185,7 +263,7 @@ def run_mode(cfg: BenchConfig, mode: str, device: str) -> dict[str, Any]:
     if mode == "bf16" and device == "cuda" and not torch.cuda.is_bf16_supported():
         return {**res, "status": "unsupported", "error": "this GPU does not support bfloat16"}
     model, x, y, loss_fn = build_problem(cfg, device)
-    opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+    opt = make_optimizer(cfg, model.parameters())
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(mode)
     scaler = torch.amp.GradScaler(device) if mode == "fp16" else None
     params = list(model.parameters())
@@ -199,7 +277,7 @@ def run_mode(cfg: BenchConfig, mode: str, device: str) -> dict[str, Any]:
     def step():
         opt.zero_grad(set_to_none=True)
         with autocast():
-            out = model(x)
+            out = select_output(model(x), cfg.output)
             loss = loss_fn(out, y)
         if scaler is not None:
             scaler.scale(loss).backward()
@@ -277,12 +355,18 @@ def run_mode(cfg: BenchConfig, mode: str, device: str) -> dict[str, Any]:
 def _timing_stats(times: list[float], batch_size: int) -> dict[str, Any]:
     if not times:
         return {"step_s": [], "median_s": None, "p25_s": None, "p75_s": None, "min_s": None, "max_s": None,
-                "images_per_s": None}
+                "images_per_s": None, "mean_s": None, "cv": None, "drift": None}
     ts = sorted(times)
     med = statistics.median(ts)
+    mean = statistics.fmean(ts)
+    cv = statistics.pstdev(ts) / mean if len(ts) > 1 and mean > 0 else None
+    half = len(times) // 2
+    drift = (statistics.median(times[half:]) / statistics.median(times[:half])
+             if half >= 1 and statistics.median(times[:half]) > 0 else None)
     return {
         "step_s": times, "median_s": med, "p25_s": _quantile(ts, 0.25), "p75_s": _quantile(ts, 0.75),
         "min_s": ts[0], "max_s": ts[-1], "images_per_s": batch_size / med if med > 0 else None,
+        "mean_s": mean, "cv": cv, "drift": drift,
     }
 
 
@@ -328,11 +412,17 @@ def _x(v: float | None) -> str:
     return "?" if v is None else f"{v:.2f}x"
 
 
-def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], device: str) -> dict[str, Any]:
-    """Which mode to use, why, and what looked wrong. Pure function of the measurements."""
+def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], device: str,
+              loss_tolerance: float = LOSS_TOL, steady_cv: float = STEADY_CV) -> dict[str, Any]:
+    """Which mode to use, why, and what looked wrong. Pure function of the measurements.
+
+    Only a mode that ran is ever recommended, and an AMP mode only against an FP32 baseline that
+    ran: its speedup, and its loss within ``loss_tolerance`` of FP32's at the same step (a mode
+    outside it is not recommended, however fast)."""
     comp = compare(results)
     flags: list[str] = []
     usable: dict[str, float] = {}
+    rejected: dict[str, str] = {}
     for mode, r in results.items():
         if r.get("status") != "ok":
             flags.append(f"{mode} did not run: {r.get('error') or r.get('status')}")
@@ -340,7 +430,15 @@ def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], devi
         loss = r.get("final_loss")
         if loss is None or not math.isfinite(loss):
             flags.append(f"{mode}: the final loss is not finite ({loss})")
+            rejected[mode] = "its loss was not finite"
             continue
+        cv = r.get("cv")
+        if cv is not None and cv > steady_cv:
+            drift = r.get("drift")
+            flags.append(f"{mode}: step times are not steady (coefficient of variation {cv:.0%} over "
+                         f"{r.get('steps_timed')} timed steps, median {_ms(r.get('median_s'))}"
+                         + (f", second half {drift:.2f}x the first" if drift else "")
+                         + "): more --warmup or --steps, or a quieter machine")
         c = comp[mode]
         if mode != "fp32":
             sp = c["speedup"]
@@ -348,14 +446,19 @@ def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], devi
                 flags.append(f"{mode} is slower than FP32 ({_x(sp)}): AMP does not pay off here"
                              + (" (CPU autocast without native half-precision kernels, or a small model)"
                                 if device == "cpu" else " (a small or CPU-bound model, or launch overhead)"))
-            if c["loss_rel_diff"] is not None and c["loss_rel_diff"] > LOSS_TOL:
+            if c["loss_rel_diff"] is not None and c["loss_rel_diff"] > loss_tolerance:
                 flags.append(f"{mode}: the loss differs from FP32's by {c['loss_rel_diff']:.1%} after "
-                             f"{c['loss_compared_at']} steps; check the numerics on real data")
+                             f"{c['loss_compared_at']} steps, beyond the tolerance of {loss_tolerance:.1%}: "
+                             "not recommended; check the numerics on real data")
+                rejected[mode] = f"its loss differs from FP32's by {c['loss_rel_diff']:.1%}"
+                continue
             if mode == "fp16" and r.get("skipped_steps") and r.get("total_steps"):
                 if r["skipped_steps"] > 0.5 * r["total_steps"]:
                     flags.append(f"fp16: {r['skipped_steps']} of {r['total_steps']} steps were skipped by the "
                                  "GradScaler (inf/NaN gradients); the scale is still calibrating or the model "
                                  "overflows fp16")
+                    rejected[mode] = f"the GradScaler skipped {r['skipped_steps']} of {r['total_steps']} steps"
+                    continue
         if r.get("budget_hit"):
             flags.append(f"{mode}: only {r.get('steps_timed')} steps were timed (time budget reached)")
         usable[mode] = c["speedup"] if mode != "fp32" else 1.0
@@ -365,6 +468,14 @@ def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], devi
         flags.append("TF32 matmuls are off: FP32 could be faster on Ampere or newer with "
                      "torch.backends.cuda.matmul.allow_tf32 = True")
 
+    fp32 = results.get("fp32")
+    if fp32 is None or fp32.get("status") != "ok" or "fp32" not in usable:
+        why = ("FP32 was not among the modes run" if fp32 is None else
+               "FP32 did not run" if fp32.get("status") != "ok" else f"FP32 {rejected.get('fp32', 'failed')}")
+        ran = ", ".join(m for m, r in results.items() if r.get("status") == "ok") or "none"
+        return {"mode": None, "text": f"No recommendation: {why}, so there is no baseline for the speedups and the "
+                                      f"loss check (modes that ran: {ran}). Run with --modes fp32,... to compare.",
+                "flags": flags}
     amp = {m: s for m, s in usable.items() if m != "fp32" and s is not None}
     faster = {m: s for m, s in amp.items() if s >= FASTER}
     mem = {m: comp[m]["mem_ratio"] for m in results}
@@ -372,24 +483,22 @@ def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], devi
     def mem_text(m: str) -> str:
         return f", peak memory {_x(mem[m])} of FP32" if mem.get(m) is not None else ""
 
+    not_rec = "".join(f" {m} was not recommended: {why}." for m, why in sorted(rejected.items()) if m != "fp32")
     if not faster:
-        if "fp32" in usable or not amp:
-            tried = ", ".join(f"{m} {_x(s)}" for m, s in sorted(amp.items())) or "no AMP mode ran"
-            text = (f"Stay with FP32: no AMP mode was at least {int(round((FASTER - 1) * 100))}% faster here "
-                    f"({tried} of FP32 throughput).")
-            if device == "cpu":
-                text += (" On CPU, autocast mostly helps on processors with native bfloat16 matrix units; "
-                         "measure again on the GPU you train on.")
-            return {"mode": "fp32", "text": text, "flags": flags}
-        best = max(amp, key=lambda m: amp[m])
-        return {"mode": best, "text": f"Use {best}: FP32 did not run, and {best} did.", "flags": flags}
+        tried = ", ".join(f"{m} {_x(s)}" for m, s in sorted(amp.items())) or "no AMP mode qualified"
+        text = (f"Stay with FP32: no AMP mode was at least {int(round((FASTER - 1) * 100))}% faster here "
+                f"({tried} of FP32 throughput).{not_rec}")
+        if device == "cpu":
+            text += (" On CPU, autocast mostly helps on processors with native bfloat16 matrix units; "
+                     "measure again on the GPU you train on.")
+        return {"mode": "fp32", "text": text, "flags": flags}
     bf16_ok = "bf16" in faster and (device != "cuda" or hardware.get("bf16_supported", True))
     if bf16_ok and ("fp16" not in faster or faster["bf16"] >= 0.9 * faster["fp16"]):
         text = (f"Use bf16 autocast without a GradScaler: {_x(faster['bf16'])} FP32 throughput{mem_text('bf16')}. "
                 "bfloat16 keeps FP32's exponent range, so no loss scaling is needed and no step is skipped.")
         if "fp16" in faster:
             text += f" fp16 was {_x(faster['fp16'])}, not enough faster to be worth the GradScaler."
-        return {"mode": "bf16", "text": text, "flags": flags}
+        return {"mode": "bf16", "text": text + not_rec, "flags": flags}
     best = "fp16" if "fp16" in faster else max(faster, key=lambda m: faster[m])
     text = (f"Use fp16 autocast with a GradScaler (scale, unscale_ before clipping, step, update): "
             f"{_x(faster[best])} FP32 throughput{mem_text(best)}.")
@@ -397,7 +506,7 @@ def recommend(results: dict[str, dict[str, Any]], hardware: dict[str, Any], devi
         text += f" bf16 reached {_x(amp['bf16'])}."
     elif device == "cuda" and hardware.get("bf16_supported") is False:
         text += " This GPU has no bfloat16."
-    return {"mode": best, "text": text, "flags": flags}
+    return {"mode": best, "text": text + not_rec, "flags": flags}
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -415,11 +524,11 @@ def _mib(v: int | None) -> str:
 
 def table_rows(results: dict[str, dict[str, Any]]) -> list[list[str]]:
     comp = compare(results)
-    rows = [["mode", "step (median, p25-p75)", "images/s", "speedup", "peak memory", "final loss", "Δloss vs fp32",
-             "skipped / scale"]]
+    rows = [["mode", "step (median, p25-p75)", "cv", "images/s", "speedup", "peak memory", "final loss",
+             "Δloss vs fp32", "skipped / scale"]]
     for mode, r in results.items():
         if r.get("status") != "ok":
-            rows.append([mode, r.get("status", "?"), "-", "-", "-", "-", "-", (r.get("error") or "")[:40]])
+            rows.append([mode, r.get("status", "?"), "-", "-", "-", "-", "-", "-", (r.get("error") or "")[:40]])
             continue
         c = comp[mode]
         step = f"{_ms(r['median_s'])} ({_ms(r['p25_s'])}-{_ms(r['p75_s'])})"
@@ -427,7 +536,8 @@ def table_rows(results: dict[str, dict[str, Any]]) -> list[list[str]]:
             step += f" [{r['steps_timed']} steps]"
         loss = r.get("final_loss")
         rows.append([
-            mode, step, f"{r['images_per_s']:.1f}" if r.get("images_per_s") else "-",
+            mode, step, f"{r['cv']:.0%}" if r.get("cv") is not None else "-",
+            f"{r['images_per_s']:.1f}" if r.get("images_per_s") else "-",
             _x(c["speedup"]) if mode != "fp32" else "1.00x", _mib(r.get("peak_mem_bytes")),
             f"{loss:.4g}" if loss is not None else "-",
             f"{c['loss_rel_diff']:+.1%}".replace("+", "") if c["loss_rel_diff"] is not None and mode != "fp32" else "-",
@@ -485,11 +595,13 @@ def render_markdown(cfg: BenchConfig, device: str, hw: dict[str, Any], results: 
     lines.append(f"- model: {cfg.model_name()}; input: "
                  + (f"synthetic {'x'.join(map(str, shape))}" if shape else f"from {cfg.input_factory}")
                  + f"; batch {cfg.batch_size}; {cfg.warmup} warm-up + {cfg.steps} timed steps; "
-                 f"SGD lr {cfg.lr} momentum {cfg.momentum}; clip {cfg.max_norm}; seed {cfg.seed}")
+                 f"{cfg.optimizer_text()}; loss {cfg.loss}" + (f" on output {cfg.output!r}" if cfg.output else "")
+                 + f"; clip {cfg.max_norm}; seed {cfg.seed}; loss tolerance {cfg.loss_tolerance:.1%}; "
+                 f"steady-state check: step-time CV <= {STEADY_CV:.0%}")
     rows = table_rows(results)
     lines += ["", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-    lines += ["", f"**Recommendation ({rec['mode']})**: {rec['text']}", ""]
+    lines += ["", f"**Recommendation ({rec['mode'] or 'none'})**: {rec['text']}", ""]
     for f in rec["flags"]:
         lines.append(f"- {f}")
     mem_kinds = sorted({r.get("mem_kind") for r in results.values() if r.get("mem_kind")})

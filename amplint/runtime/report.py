@@ -9,7 +9,8 @@ from typing import Any
 from .. import __version__
 from .env import describe
 from .trace import Trace, fmt, jsonable
-from .verify import PASSING, VERDICT_HELP, VerifyRun
+from .signs import Evidence
+from .verify import PASSING, RUN_NAMES, VERDICT_HELP, VerifyRun
 
 
 def table_rows(run: VerifyRun) -> list[list[str]]:
@@ -38,17 +39,24 @@ def render_table(run: VerifyRun, max_cell: int = 44) -> str:
 def summary_line(run: VerifyRun) -> str:
     counts = run.counts()
     parts = [f"{n} {v}" for v, n in sorted(counts.items(), key=lambda kv: (kv[0] not in PASSING, kv[0]))]
-    status = "ok" if run.exit_code == 0 else "FAILED"
+    status = "ok" if run.exit_code == 0 else "FAILED: " + ", ".join(r.code for r in run.results if not r.passed)
     return f"amplint verify: {len(run.results)} rules on {run.device} in {run.wall_s:.1f} s: {', '.join(parts) or 'nothing to run'} ({status})"
+
+
+def _evidence_json(e: Evidence) -> dict[str, Any]:
+    return {"sign": e.sign, "kind": e.kind, "shown": e.shown, "observable": e.observable, "bad": e.bad,
+            "twin": e.twin, "ratio": e.ratio, "sentence": e.sentence, "values": e.values}
 
 
 def _trace_json(t: Trace) -> dict[str, Any]:
     return {
         "status": t.status,
+        "mode": t.mode,
         "summary": t.summary(),
         "exception": t.exception,
         "steps": t.n_steps,
         "skipped_steps": t.n_skipped,
+        "found_inf_steps": t.n_found_inf,
         "mean_update_norm": t.mean_update,
         "mean_zero_grad_fraction": t.mean_zero_grad_fraction(),
         "first_nonfinite_step": t.first_nonfinite_step,
@@ -58,7 +66,16 @@ def _trace_json(t: Trace) -> dict[str, Any]:
         "update_norms": [s.update_norm for s in t.steps],
         "grad_norms": [s.grad_norm for s in t.steps],
         "skipped": [s.skipped for s in t.steps],
+        "found_inf": [s.found_inf for s in t.steps],
+        "lr": [s.lr for s in t.steps],
+        "clips": t.clips,
+        "scheduler_steps": t.sched,
+        "autocast": t.autocast,
+        "ops": t.ops,
+        "emulation": t.emulation,
+        "ranks": [_trace_json(r) for r in t.ranks],
         "warnings": t.warnings,
+        "silenced": t.silenced,
         "detail": t.detail if t.status not in ("ok", "raised") else "",
         "wall_s": round(t.wall_s, 3),
     }
@@ -80,10 +97,13 @@ def to_json(run: VerifyRun) -> dict[str, Any]:
                 "code": r.code, "name": r.name, "verdict": r.verdict, "runtime_verdict": r.runtime_verdict,
                 "passed": r.passed, "observable": r.observable, "bad": r.bad, "good": r.good, "ratio": r.ratio,
                 "evidence": r.evidence, "evidence_line": r.evidence_line, "note": r.note,
+                "signs": [_evidence_json(e) for e in r.signs],
                 "lint": {"ok": r.lint_ok, "detail": r.lint_detail},
                 "spec": None if r.spec is None else {
                     "optimizer": r.spec.optimizer, "lr": r.spec.lr, "n_batches": r.spec.n_batches,
-                    "batch_size": r.spec.batch_size, "effect": r.spec.effect, "train_kwargs": r.spec.train_kwargs},
+                    "batch_size": r.spec.batch_size, "needs": r.spec.needs, "expect": r.spec.expect,
+                    "world_size": r.spec.world_size, "train_kwargs": r.spec.train_kwargs,
+                    "signs": [f"{s.name} ({s.kind})" for s in r.spec.signs]},
                 "values": r.values,
                 "traces": {k: _trace_json(t) for k, t in r.traces.items()},
             }
@@ -107,13 +127,24 @@ def _trace_md(label: str, t: Trace) -> list[str]:
         out.append(f"  - exception: `{e['type']}: {_md(e['message'].splitlines()[0] if e['message'] else '')}`"
                    f" at fixture line {e.get('fixture_line')}, after {e.get('step_index')} completed step(s)")
     if t.steps:
-        out.append(f"  - optimizer steps: {t.n_steps}, skipped (parameters unchanged): {t.n_skipped}"
+        out.append(f"  - optimizer steps: {t.n_steps}, skipped by the scaler's inf check: {t.n_found_inf}, "
+                   f"unchanged parameters: {sum(1 for s in t.steps if s.unchanged)}"
                    + (f", mean ‖Δθ‖ {fmt(t.mean_update)}" if t.executed else ""))
+    if t.ranks:
+        out.append(f"  - {len(t.ranks)} ranks: skipped " + " / ".join(f"{r.n_found_inf}/{r.n_steps}" for r in t.ranks))
+    if t.emulation:
+        out.append(f"  - emulation: {t.emulation}")
     if t.scalers:
-        enabled = sum(t.scalers)
+        enabled = t.enabled_scalers()
         out.append(f"  - GradScalers built: {len(t.scalers)} ({enabled} enabled)"
                    + (f"; scale after the updates: {fmt(t.scales[0])} -> {fmt(t.scales[-1])} ({len(t.scales)} updates)"
                       if t.scales else "; no update() completed"))
+    if t.clips:
+        norms = [c["norm"] for c in t.clips if c.get("norm") is not None]
+        out.append(f"  - clipping calls: {len(t.clips)}" + (f", first total norm {fmt(norms[0])}" if norms else ""))
+    if t.sched:
+        out.append(f"  - lr_scheduler steps: {len(t.sched)} ({sum(1 for s in t.sched if s['after_skip'])} right after "
+                   "a skipped step)")
     extra = [k for k in t.history if k != "loss"] if isinstance(t.history, dict) else []
     for k in extra:
         s = t.series(k)
@@ -154,11 +185,15 @@ def render_markdown(run: VerifyRun, *, note: str = "") -> str:
         if r.spec is not None:
             s = r.spec
             kw = f", train kwargs {s.train_kwargs}" if s.train_kwargs else ""
+            ranks = f", {s.world_size} gloo ranks" if s.world_size > 1 else ""
             lines.append(f"- problem: optimizer {s.optimizer}" + (f" (lr {s.lr})" if s.lr else "")
-                         + f", {s.n_batches} batches of {s.batch_size}{kw}")
-        for kind in ("bad", "good"):
+                         + f", {s.n_batches} batches of {s.batch_size}{kw}{ranks}")
+        if r.signs:
+            lines.append("- signs: " + "; ".join(f"{e.sign} ({e.kind}): {'**shown**' if e.shown else 'not shown'}"
+                                                 for e in r.signs))
+        for kind in ("bad", "good", "ref"):
             if kind in r.traces:
-                lines += _trace_md(f"{kind}.py", r.traces[kind])
+                lines += _trace_md(RUN_NAMES[kind], r.traces[kind])
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -187,8 +222,8 @@ def write_plots(run: VerifyRun, out_dir: Path) -> list[Path]:
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    colors = {"bad": "#c0392b", "good": "#2471a3"}
-    styles = {"bad": "-", "good": "--"}
+    colors = {"bad": "#c0392b", "good": "#2471a3", "ref": "#7f8c8d"}
+    styles = {"bad": "-", "good": "--", "ref": ":"}
     for r in run.results:
         if not r.traces:
             continue
@@ -200,20 +235,20 @@ def write_plots(run: VerifyRun, out_dir: Path) -> list[Path]:
         for kind, t in sorted(r.traces.items()):
             loss = t.loss
             if loss:
-                ax_loss.plot(range(len(loss)), loss, label=f"{kind}.py", color=colors[kind], ls=styles[kind], lw=1.2)
+                ax_loss.plot(range(len(loss)), loss, label=RUN_NAMES[kind], color=colors[kind], ls=styles[kind], lw=1.2)
             if t.scales:
-                ax_scale.step(range(1, len(t.scales) + 1), t.scales, where="post", label=f"{kind}.py",
+                ax_scale.step(range(1, len(t.scales) + 1), t.scales, where="post", label=RUN_NAMES[kind],
                               color=colors[kind], ls=styles[kind], lw=1.2)
             if metrics:
                 for k in metrics:
                     s = t.series(k)
                     axes[2].plot(range(len(s)), s, marker="o", ms=3, color=colors[kind], ls=styles[kind],
-                                 label=f"{kind}.py {k}", lw=1)
+                                 label=f"{RUN_NAMES[kind]} {k}", lw=1)
         _log_if_positive(ax_loss)
         for kind, t in sorted(r.traces.items()):
             if t.raised and t.exception:
                 ax_loss.axvline(max(len(t.loss) - 1, 0), color=colors[kind], ls=":", lw=1,
-                                label=f"{kind}.py raised {t.exception['type']}")
+                                label=f"{RUN_NAMES[kind]} raised {t.exception['type']}")
         ax_loss.set_title("training loss")
         ax_loss.set_xlabel("step")
         ax_scale.set_title("loss scale after update()")

@@ -1,23 +1,30 @@
-"""What one fixture run left behind, as plain data (no torch needed to read it).
+"""What one training run left behind, as plain data (no torch needed to read it).
 
-A :class:`Trace` is built in the child process that ran the fixture (see ``instrument.py``),
-sent to the parent as a dict, and read by the rule's runtime spec.
+A :class:`Trace` is built in the child process that ran the loop (see ``instrument.py``), sent
+to the parent as a dict, and read by the rule's signs (``signs.py``).
 
-Observables recorded from outside the fixture:
+Observables recorded from outside the loop:
 
 - ``steps``: one :class:`Step` per ``scaler.step(opt)`` call and per ``optimizer.step()`` that
-  ran outside a scaler step (``via`` says which). ``skipped`` is True when no parameter of the
-  optimizer changed; ``update_norm`` is the global L2 norm of the parameter change; ``grad_norm``
-  and ``zero_grad_fraction`` describe the gradients the optimizer consumed (None when the scaler
-  skipped the step and the optimizer never ran).
-- ``scales``: ``scaler.get_scale()`` after each ``update()``.
+  ran outside a scaler step (``via`` says which): whether the scaler's own inf check found an
+  inf/NaN (``found_inf``: the scaler skipped the step), whether any parameter changed, the global
+  L2 norm of the parameter change, the gradients the optimizer consumed (norm, fraction of
+  exact zeros, per-tensor norms for the first steps, non-finite entries), the learning rate,
+  the scale in effect, how many scheduler steps had run, and the time.
+- ``scales``: ``scaler.get_scale()`` after each ``update()`` (``updates``: the step count then).
 - ``scaled``: ``(value, scale)`` of every scalar passed to ``scaler.scale()``.
-- ``scalers``: how many GradScalers were built and whether each was enabled.
-- ``history``: the dict the fixture's ``train`` returned.
-- ``exception``: the fixture's own exception (type, message, the fixture line, how many steps had
-  completed), or None.
-- ``warnings``: every warning raised during the run (category, message, location).
-- ``status``: ``ok`` (returned), ``raised`` (the fixture raised: data, not a harness problem),
+- ``scalers``: every GradScaler built (enabled, init scale, growth factor, device, step count).
+- ``clips``: the total norm every gradient-clipping call computed (and the scale in effect).
+- ``sched``: every ``lr_scheduler.step()``, and whether the optimizer step before it was skipped.
+- ``autocast``: the autocast regions entered (device, dtype, enabled) and how often.
+- ``ops``: with op recording on, aten ops by phase (forward/backward), name and dtype.
+- ``history``: the dict the loop's ``train`` returned.
+- ``exception``: the loop's own exception (type, message, line in the loop's file, how many
+  steps had completed), or None.
+- ``warnings``: every warning raised during the run (the loop cannot silence them for the
+  harness: ``silenced`` lists its attempts to).
+- ``ranks``: for a multi-process run, one trace per rank (the trace itself is rank 0's).
+- ``status``: ``ok`` (returned), ``raised`` (the loop raised: data, not a harness problem),
   ``error`` (the harness could not set the run up), ``crashed`` (the child died) or ``timeout``.
 """
 
@@ -28,29 +35,51 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 OK, RAISED, ERROR, CRASHED, TIMEOUT = "ok", "raised", "error", "crashed", "timeout"
+AMP, FP32 = "amp", "fp32"  # run modes: as written, or the FP32 reference (autocast and scalers off)
 
 
 @dataclass
 class Step:
     via: str  # "scaler" or "optimizer"
-    skipped: bool
+    unchanged: bool  # no parameter of the optimizer changed
     update_norm: float
     grad_norm: float | None = None
     zero_grad_fraction: float | None = None
     nonfinite_params: bool = False
-    scale: float | None = None  # the scale in effect (scaler steps only)
+    scale: float | None = None  # the scale in effect (enabled scaler steps only)
+    found_inf: bool | None = None  # the scaler's own inf check; None without an enabled scaler step
+    lr: float | None = None
+    sched: int = 0  # lr_scheduler.step() calls before this optimizer step
+    t: float = 0.0  # seconds since the loop started
+    opt: int = 0  # which optimizer, in order of first use
+    grad_norms: list[float] | None = None  # per parameter tensor (the first steps only)
+    nonfinite_grads: bool = False
+
+    @property
+    def skipped(self) -> bool:
+        """The optimizer did not apply this step: the scaler found an inf (or nothing changed)."""
+        return self.found_inf if self.found_inf is not None else self.unchanged
 
 
 @dataclass
 class Trace:
     status: str = OK
+    mode: str = AMP
     history: dict[str, Any] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     scales: list[float] = field(default_factory=list)
+    updates: list[int] = field(default_factory=list)
     scaled: list[tuple[float, float]] = field(default_factory=list)
-    scalers: list[bool] = field(default_factory=list)
+    scalers: list[dict[str, Any]] = field(default_factory=list)
+    clips: list[dict[str, Any]] = field(default_factory=list)
+    sched: list[dict[str, Any]] = field(default_factory=list)
+    autocast: list[dict[str, Any]] = field(default_factory=list)
+    ops: dict[str, Any] = field(default_factory=dict)
     exception: dict[str, Any] | None = None
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    silenced: list[str] = field(default_factory=list)
+    emulation: str = ""  # e.g. "cuda-autocast": CUDA autocast's op policy was applied on CPU
+    ranks: list[Trace] = field(default_factory=list)
     detail: str = ""  # harness-level problem (error/crash/timeout), or the captured output tail
     wall_s: float = 0.0
 
@@ -64,13 +93,14 @@ class Trace:
         data = dict(data)
         data["steps"] = [Step(**s) for s in data.get("steps", [])]
         data["scaled"] = [tuple(x) for x in data.get("scaled", [])]
+        data["ranks"] = [cls.from_dict(r) for r in data.get("ranks", [])]
         return cls(**data)
 
     # --- derived observables -----------------------------------------------------------
 
     @property
     def completed(self) -> bool:
-        """The fixture ran to its end or raised its own exception (both are data)."""
+        """The loop ran to its end or raised its own exception (both are data)."""
         return self.status in (OK, RAISED)
 
     @property
@@ -93,9 +123,14 @@ class Trace:
                 continue
         return out
 
+    def series_keys(self) -> list[str]:
+        if not isinstance(self.history, dict):
+            return []
+        return [k for k, v in self.history.items() if isinstance(v, (list, tuple)) and self.series(k)]
+
     @property
     def loss(self) -> list[float]:
-        """The per-step training loss: the fixture's ``loss`` series, else what it scaled."""
+        """The per-step training loss: the loop's ``loss`` series, else what it scaled."""
         return self.series("loss") or [v for v, _s in self.scaled]
 
     @property
@@ -108,6 +143,18 @@ class Trace:
         loss = self.loss
         return loss[-1] if loss else math.nan
 
+    def tail(self, key: str = "loss") -> float:
+        """Mean of the last tenth of a series (at least one value): the end of training, less noisy."""
+        s = self.loss if key == "loss" else self.series(key)
+        if not s:
+            return math.nan
+        k = max(1, math.ceil(len(s) / 10))
+        return sum(s[-k:]) / k
+
+    def nonfinite(self, key: str = "loss") -> bool:
+        s = self.loss if key == "loss" else self.series(key)
+        return any(not math.isfinite(v) for v in s) or (key == "loss" and self.first_nonfinite_step is not None)
+
     @property
     def n_steps(self) -> int:
         return len(self.steps)
@@ -115,6 +162,10 @@ class Trace:
     @property
     def n_skipped(self) -> int:
         return sum(1 for s in self.steps if s.skipped)
+
+    @property
+    def n_found_inf(self) -> int:
+        return sum(1 for s in self.steps if s.found_inf)
 
     @property
     def executed(self) -> list[Step]:
@@ -131,6 +182,16 @@ class Trace:
         return self.scales[-1] if self.scales else None
 
     @property
+    def scale_in_effect(self) -> list[float]:
+        return [s.scale for s in self.steps if s.scale is not None]
+
+    def scale_candidates(self) -> list[float]:
+        """Every loss scale the run used (steps, updates, scaled scalars, clip calls)."""
+        vals = set(self.scale_in_effect) | set(self.scales) | {s for _v, s in self.scaled}
+        vals |= {c["scale"] for c in self.clips if c.get("scale")}
+        return sorted(v for v in vals if v and math.isfinite(v) and v > 1.0)
+
+    @property
     def first_nonfinite_step(self) -> int | None:
         for i, s in enumerate(self.steps):
             if s.nonfinite_params:
@@ -145,10 +206,14 @@ class Trace:
         return [w for w in self.warnings
                 if (category is None or w["category"] == category) and text in w["message"]]
 
-    def trained(self, factor: float = 0.5) -> bool:
-        """Completed without an exception and the final loss fell below ``factor`` x the first."""
-        first, last = self.first_loss, self.final_loss
-        return self.status == OK and math.isfinite(last) and math.isfinite(first) and last < factor * first
+    def enabled_scalers(self) -> int:
+        return sum(1 for s in self.scalers if s.get("enabled"))
+
+    def step_seconds(self) -> float:
+        """Median seconds between consecutive optimizer steps of optimizer 0 (NaN with < 3 steps)."""
+        ts = [s.t for s in self.steps if s.opt == 0]
+        gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
+        return gaps[len(gaps) // 2] if len(gaps) >= 2 else math.nan
 
     def summary(self) -> str:
         """A short human description: how the run ended and what the loss did."""
@@ -165,6 +230,20 @@ class Trace:
         if loss:
             return f"{len(loss)} steps, loss {fmt(loss[0])} -> {fmt(loss[-1])}"
         return "completed"
+
+
+def progress(first: float, end: float) -> float:
+    """How far training went: ln(first / end) for positive losses, else the relative drop.
+
+    0 means no progress; ln 2 means the loss halved. Non-finite ends are -inf (diverged).
+    """
+    if not math.isfinite(end):
+        return -math.inf
+    if not math.isfinite(first):
+        return math.nan
+    if first > 0 and end > 0:
+        return math.log(first / end)
+    return (first - end) / abs(first) if first else math.nan
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -1,9 +1,10 @@
-"""`amplint verify`: run each rule's fixture pair, judge the traces, check the linter agrees.
+"""`amplint verify`: run each rule's fixture pair and its FP32 reference, judge, check the linter agrees.
 
 Flow: discover ``fixtures/<CODE>/{bad,good}.py`` -> lint both in-process (the pairing check) ->
-probe the device in a child -> fork one child per fixture run (torch was imported once, by the
-parent, which never runs a kernel or touches CUDA) -> each rule's spec turns the two traces into
-a :class:`~amplint.runtime.spec.Measure` -> a verdict.
+probe the device in a child -> fork one child per run (torch was imported once, by the parent,
+which never runs a kernel or touches CUDA): ``bad.py``, ``good.py`` and ``good.py`` as the FP32
+reference (autocast and GradScalers disabled); a rule whose failure needs several processes runs
+each of them on gloo ranks -> each rule's spec judges the three traces -> a verdict.
 """
 
 from __future__ import annotations
@@ -15,42 +16,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .signs import Evidence
 from .spec import (
-    DISTRIBUTED_EFFECT,
-    NEEDS_CUDA_EFFECT,
-    NO_CUDA_HOST_EFFECT,
-    NO_EFFECT,
-    Measure,
+    CONFIRMED,
+    GOOD_FAILS,
+    LINT_MISMATCH,
+    MECHANISM_ONLY,
+    NEEDS,
+    NEEDS_CPU_HOST,
+    NEEDS_CUDA,
+    NEEDS_DISTRIBUTED,
+    NO_RUNTIME_EFFECT,
+    NO_SPEC,
+    NO_TWIN,
+    NOT_REPRODUCED,
+    RUN_ERROR,
+    VERDICT_HELP,
     Spec,
+    evidence_sentence,
+    judge,
+    passes,
 )
-from .trace import CRASHED, ERROR, TIMEOUT, Trace
+from .trace import AMP, CRASHED, ERROR, FP32, TIMEOUT, Trace
 
-CONFIRMED = "CONFIRMED"
-NOT_REPRODUCED = "NOT REPRODUCED"
-NEEDS_CUDA = "NEEDS CUDA"
-NEEDS_CPU_HOST = "NEEDS CPU HOST"
-NEEDS_DISTRIBUTED = "NEEDS DISTRIBUTED"
-NO_RUNTIME_EFFECT = "NO RUNTIME EFFECT"
-GOOD_FAILS = "GOOD FAILS"
-NO_SPEC = "NO SPEC"
-RUN_ERROR = "ERROR"
-LINT_MISMATCH = "LINT MISMATCH"
+__all__ = [
+    "CONFIRMED", "GOOD_FAILS", "LINT_MISMATCH", "MECHANISM_ONLY", "NEEDS_CPU_HOST", "NEEDS_CUDA", "NEEDS_DISTRIBUTED",
+    "NO_RUNTIME_EFFECT", "NO_SPEC", "NO_TWIN", "NOT_REPRODUCED", "RUN_ERROR", "VERDICT_HELP", "RuleResult", "VerifyRun",
+    "default_fixtures_dir", "discover", "select_codes", "pairing_check", "run_verify", "judge",
+]
 
-PASSING = (CONFIRMED, NEEDS_CUDA, NEEDS_CPU_HOST, NEEDS_DISTRIBUTED, NO_RUNTIME_EFFECT)
-VERDICT_HELP = {
-    CONFIRMED: "bad.py shows the failure, good.py does not",
-    NOT_REPRODUCED: "bad.py did not show the failure",
-    NEEDS_CUDA: "the failure only exists on CUDA (or this torch lacks fp16 CPU autocast)",
-    NEEDS_CPU_HOST: "the failure only exists where torch sees no CUDA (this machine has CUDA)",
-    NEEDS_DISTRIBUTED: "the failure needs several processes (the harness runs one)",
-    NO_RUNTIME_EFFECT: "declared: the harm is not numerical; the measure says what was observed",
-    GOOD_FAILS: "good.py shows the failure (or does not train)",
-    NO_SPEC: "the rule has fixtures but no runtime spec under amplint/runtime/specs/",
-    RUN_ERROR: "a fixture run crashed, timed out or could not be set up",
-    LINT_MISMATCH: "the linter does not report the rule on bad.py only",
-}
+# verdicts that can pass (whether one does depends on the rule's spec: see spec.passes)
+PASSING = (CONFIRMED, MECHANISM_ONLY, NEEDS_CUDA, NEEDS_CPU_HOST, NEEDS_DISTRIBUTED, NO_RUNTIME_EFFECT)
 
 _CODE_DIR = re.compile(r"^AMP\d{3}$")
+RUN_NAMES = {"bad": "bad.py", "good": "good.py", "ref": "good.py (FP32 reference)"}
 
 
 @dataclass
@@ -71,10 +70,14 @@ class RuleResult:
     values: dict[str, Any] = field(default_factory=dict)
     traces: dict[str, Trace] = field(default_factory=dict)
     spec: Spec | None = None
+    signs: list[Evidence] = field(default_factory=list)
+    passing: bool | None = None
 
     @property
     def passed(self) -> bool:
-        return self.verdict in PASSING
+        if self.passing is not None:
+            return self.passing
+        return self.verdict in (CONFIRMED, *NEEDS)
 
 
 @dataclass
@@ -100,18 +103,22 @@ class VerifyRun:
 # --- discovery and selection ---------------------------------------------------------------
 
 
+def packaged_fixtures_dir() -> Path:
+    """The fixtures installed with the package (wheel package data: ``amplint/fixtures``)."""
+    return Path(__file__).resolve().parents[1] / "fixtures"
+
+
 def default_fixtures_dir() -> Path:
-    """The project's own fixtures: the checkout's ``fixtures/`` next to the package.
+    """The project's own fixtures: the checkout's ``fixtures/`` next to the package, else the copy
+    installed with the package.
 
     Never the current directory: ``verify`` executes the fixtures it finds, so it runs only the
     project's, or a folder the user names with ``--fixtures``."""
-    import sys
-
     pkg = Path(__file__).resolve().parents[1]
-    for cand in (pkg.parent / "fixtures", pkg / "fixtures", Path(sys.prefix) / "share" / "amplint" / "fixtures"):
-        if cand.is_dir() and discover(cand):
-            return cand
-    return pkg.parent / "fixtures"
+    checkout = pkg.parent / "fixtures"
+    if (pkg.parent / "pyproject.toml").is_file() and discover(checkout):
+        return checkout
+    return packaged_fixtures_dir()
 
 
 def discover(fixtures_dir: Path) -> dict[str, Path]:
@@ -159,38 +166,27 @@ def pairing_check(code: str, rule_dir: Path) -> tuple[bool, str]:
     return True, f"bad.py: {code} on line{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows))}; good.py: clean"
 
 
-# --- judging ---------------------------------------------------------------------------------
+# --- the verdict of one rule ------------------------------------------------------------------
 
 
-def judge(spec: Spec, bad: Trace, good: Trace, device: str, env: dict[str, Any]) -> tuple[str, Measure | None, str]:
-    """The runtime verdict for one rule from its two traces (and the measure behind it)."""
-    broken = [(n, t) for n, t in (("bad.py", bad), ("good.py", good)) if t.status in (CRASHED, TIMEOUT, ERROR)]
-    if broken:
-        return RUN_ERROR, None, "; ".join(f"{n} {t.summary()}" for n, t in broken)
-    try:
-        m = spec.check(bad, good)
-    except Exception as e:  # noqa: BLE001 - a broken predicate is reported, not fatal
-        return RUN_ERROR, None, f"the spec's check raised {type(e).__name__}: {e}"
-    if spec.effect == NO_EFFECT:
-        if good.status != "ok" or bad.status != "ok":
-            who = "good.py" if good.status != "ok" else "bad.py"
-            return (GOOD_FAILS if who == "good.py" else NOT_REPRODUCED), m, f"{who} {(good if who == 'good.py' else bad).summary()}"
-        return NO_RUNTIME_EFFECT, m, m.note
-    if spec.effect == DISTRIBUTED_EFFECT:
-        if good.status != "ok":
-            return GOOD_FAILS, m, f"good.py {good.summary()}"
-        return NEEDS_DISTRIBUTED, m, spec.note or "the failure needs a multi-process launch"
-    if spec.effect == NO_CUDA_HOST_EFFECT and env.get("cuda_available"):
-        return NEEDS_CPU_HOST, m, spec.note or "the failure only exists on a host without CUDA"
-    if device == "cpu" and spec.effect == NEEDS_CUDA_EFFECT:
-        return NEEDS_CUDA, m, spec.note or "the failure only exists on CUDA; measured on CPU"
-    if device == "cpu" and not env.get("fp16_cpu_autocast", True):
-        return NEEDS_CUDA, m, "this torch has no float16 CPU autocast: the fixtures cannot show fp16 behaviour on CPU"
-    if m.good_fails:
-        return GOOD_FAILS, m, m.note or f"good.py: {good.summary()}"
-    if m.bad_fails:
-        return CONFIRMED, m, m.note
-    return NOT_REPRODUCED, m, m.note or f"bad.py: {bad.summary()}"
+def fill_result(r: RuleResult, spec: Spec, traces: dict[str, Trace], device: str, env: dict[str, Any],
+                names: tuple[str, str] = ("bad.py", "good.py")) -> None:
+    """Judge the three runs of ``r`` and fill in its verdict, numbers and evidence."""
+    bad, good, ref = traces.get("bad"), traces.get("good"), traces.get("ref")
+    j = judge(spec, bad, good, ref, device, env, names)
+    r.runtime_verdict = j.verdict
+    r.signs = j.evidence
+    r.values = j.values()
+    lead = j.lead
+    if lead is not None and j.verdict not in (RUN_ERROR, GOOD_FAILS):
+        r.observable, r.bad, r.good, r.ratio = lead.observable, lead.bad, lead.twin, lead.ratio
+    else:
+        r.observable = lead.observable if lead is not None else "-"
+        r.bad = bad.summary() if bad else "-"
+        r.good = good.summary() if good else "-"
+    r.note = j.note or spec.note
+    if j.verdict in (CONFIRMED, MECHANISM_ONLY, NO_RUNTIME_EFFECT, *NEEDS):
+        r.evidence = evidence_sentence(spec, j, names)
 
 
 def evidence_line(r: RuleResult, device: str, env: dict[str, Any]) -> str:
@@ -200,18 +196,49 @@ def evidence_line(r: RuleResult, device: str, env: dict[str, Any]) -> str:
         ctx += f", {env['device_name']}"
     if r.verdict == CONFIRMED:
         return f"Confirmed ({ctx}): {r.evidence}"
+    if r.verdict == MECHANISM_ONLY:
+        return f"Mechanism measured, no numerical harm at this size ({ctx}): {r.evidence}"
     if r.verdict == NEEDS_CUDA:
-        return f"Needs CUDA to reproduce; it does not show on CPU ({ctx}): {r.evidence}"
+        return f"Needs CUDA to reproduce ({ctx}): {r.note}"
     if r.verdict == NEEDS_CPU_HOST:
-        return f"Shows only on a host without CUDA; not reproduced here ({ctx}): {r.evidence}"
+        return f"Shows only on a host without CUDA; not reproduced here ({ctx}): {r.note}"
     if r.verdict == NEEDS_DISTRIBUTED:
-        return f"Needs a multi-process launch to reproduce; on one process ({ctx}): {r.evidence}"
+        return f"Needs a multi-process launch to reproduce ({ctx}): {r.note}"
     if r.verdict == NO_RUNTIME_EFFECT:
-        return f"No numerical effect ({ctx}): {r.evidence}"
+        return f"No runtime effect, measured ({ctx}): {r.evidence}"
     return ""
 
 
 # --- the run ---------------------------------------------------------------------------------
+
+
+def run_jobs_for(code: str, spec: Spec, files: dict[str, Path], device: str, seed: int, timeout: float,
+                 extra: dict[str, Any] | None = None) -> list:
+    """The isolate jobs of one rule: keys ``(code, "bad" | "good" | "ref")``."""
+    from . import isolate
+    from .instrument import run_loop, run_ranks
+
+    jobs = []
+    for kind, path, mode in (("bad", files["bad"], AMP), ("good", files["good"], AMP), ("ref", files["good"], FP32)):
+        kw = {"device": device, "mode": mode, "optimizer": spec.optimizer, "lr": spec.lr, "n_batches": spec.n_batches,
+              "batch_size": spec.batch_size, "seed": seed, "train_kwargs": dict(spec.train_kwargs),
+              **spec.run_options(), **(extra or {})}
+        if spec.world_size > 1:
+            limit = spec.timeout_s or timeout
+            jobs.append(isolate.Job((code, kind), run_ranks, (str(path),),
+                                    {"world_size": spec.world_size, "timeout": limit, **kw}, timeout=limit + 30))
+        else:
+            jobs.append(isolate.Job((code, kind), run_loop, (str(path),), kw, timeout=spec.timeout_s or timeout))
+    return jobs
+
+
+def outcome_trace(out) -> Trace:
+    if out.status == "ok":
+        trace = Trace.from_dict(out.value)
+    else:
+        trace = Trace(status={"error": ERROR, "crashed": CRASHED, "timeout": TIMEOUT}[out.status], detail=out.detail)
+    trace.wall_s = trace.wall_s or out.wall_s
+    return trace
 
 
 def run_verify(*, device: str, env: dict[str, Any], fixtures_dir: Path, select: list[str] | None, seed: int = 0,
@@ -220,7 +247,6 @@ def run_verify(*, device: str, env: dict[str, Any], fixtures_dir: Path, select: 
 
     from ..rules import rule_by_code
     from . import isolate
-    from .instrument import run_fixture
     from .specs import all_specs
 
     t0 = time.perf_counter()
@@ -240,13 +266,10 @@ def run_verify(*, device: str, env: dict[str, Any], fixtures_dir: Path, select: 
         results[code] = r
         if spec is None:
             r.note = f"no runtime spec: add amplint/runtime/specs/{code.lower()}.py"
+            r.passing = False
             continue
-        for kind in ("bad", "good"):
-            job_list.append(isolate.Job(
-                (code, kind), run_fixture, (str(found[code] / f"{kind}.py"),),
-                {"device": device, "optimizer": spec.optimizer, "lr": spec.lr, "n_batches": spec.n_batches,
-                 "batch_size": spec.batch_size, "seed": seed, "train_kwargs": dict(spec.train_kwargs)},
-                timeout=spec.timeout_s or timeout))
+        files = {"bad": found[code] / "bad.py", "good": found[code] / "good.py"}
+        job_list += run_jobs_for(code, spec, files, device, seed, timeout)
 
     order = list(codes)
     done: dict[str, dict[str, Trace]] = {}
@@ -254,23 +277,14 @@ def run_verify(*, device: str, env: dict[str, Any], fixtures_dir: Path, select: 
     def finalize(code: str) -> None:
         r = results[code]
         if r.spec is not None:
-            bad, good = r.traces["bad"], r.traces["good"]
-            verdict, m, note = judge(r.spec, bad, good, device, env)
-            r.runtime_verdict = verdict
-            r.note = note
-            if m is not None:
-                r.observable = r.spec.observable or m.observable
-                r.bad, r.good, r.ratio, r.values = m.bad, m.good, m.ratio, m.values
-                r.evidence = r.spec.evidence_sentence(m)
-            else:
-                r.observable = r.spec.observable or "-"
-                r.bad, r.good = bad.summary(), good.summary()
+            fill_result(r, r.spec, r.traces, device, env)
         r.verdict = r.runtime_verdict if r.lint_ok else LINT_MISMATCH
+        r.passing = r.lint_ok and passes(r.spec, r.runtime_verdict)
         if progress:
             i = order.index(code) + 1
-            extra = f" ({r.note})" if r.note and r.verdict != CONFIRMED else ""
+            extra = f" ({r.note})" if r.note and r.verdict not in (CONFIRMED,) else ""
             lint = "" if r.lint_ok else f" [lint: {r.lint_detail}]"
-            progress(f"[{i}/{len(order)}] {code} {r.name}: {r.verdict}{extra}{lint}")
+            progress(f"[{i}/{len(order)}] {code} {r.name}: {r.verdict}{extra[:400]}{lint}")
 
     for code in codes:  # rules without a spec report at once
         if results[code].spec is None:
@@ -278,19 +292,17 @@ def run_verify(*, device: str, env: dict[str, Any], fixtures_dir: Path, select: 
 
     def on_done(out: isolate.Outcome) -> None:
         code, kind = out.key
-        if out.status == "ok":
-            trace = Trace.from_dict(out.value)
-        else:
-            trace = Trace(status={"error": ERROR, "crashed": CRASHED, "timeout": TIMEOUT}[out.status], detail=out.detail)
-        trace.wall_s = trace.wall_s or out.wall_s
+        trace = outcome_trace(out)
         results[code].traces[kind] = trace
         done.setdefault(code, {})[kind] = trace
-        if len(done[code]) == 2:
+        if len(done[code]) == 3:
             finalize(code)
 
+    # the multi-process rules first: they are the longest
+    job_list.sort(key=lambda j: 0 if j.fn.__name__ == "run_ranks" else 1)
     isolate.run_jobs(job_list, parallel=jobs, on_done=on_done)
     ordered = [results[c] for c in codes]
     for r in ordered:
-        if r.verdict in PASSING:
+        if r.passed:
             r.evidence_line = evidence_line(r, device, env)
     return VerifyRun(device, env, seed, fixtures_dir, ordered, time.perf_counter() - t0)

@@ -1,11 +1,17 @@
-"""AMP001 step-without-update: the second ``scaler.step`` raises (amp-semantics.md §2.2, probe a)."""
+"""AMP001 step-without-update: without ``update()`` the next step raises; a scaler built anew every
+iteration (or a disabled one) never adapts its scale and, after an overflow, skips every step."""
 
-from ..spec import Spec, raises
+from ..signs import LossHarm, Raises, ScaleFrozen, SkippedMore
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP001",
-    optimizer="sgd",
-    check=raises("RuntimeError", "step() has already been called since the last update()", good_must_train=True),
-    evidence="bad.py raised {exception_md} after {step_index} completed step(s); good.py trained "
-             "{good_steps} steps without an exception (loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        # update() is the only way back to READY: the next step, or an unscale_ before it, raises
+        Raises(("RuntimeError", "step() has already been called since the last update()"),
+               ("RuntimeError", "unscale_() is being called after step()")),
+        SkippedMore(),
+        LossHarm(),
+        ScaleFrozen(),
+    ),
 )

@@ -1,11 +1,18 @@
-"""AMP002 grad-use-before-unscale: clipping scaled grads shrinks the SGD update to ~1/scale (probe b)."""
+"""AMP002 grad-use-before-unscale: clipping still-scaled gradients: the clip sees scale x the norm,
+the SGD update shrinks to ~1/scale and the loss stalls; a logged norm is scale x too large
+(amp-semantics.md probe b; with Adam only the clip norm and the logged norm show it)."""
 
-from ..spec import Spec, all_of, loss_ratio, update_ratio
+from ..signs import HARM, LossHarm, ScaledBy
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP002",
-    optimizer="sgd",  # Adam normalises the update size and hides the failure
-    check=all_of(update_ratio(max_ratio=1e-2), loss_ratio(min_ratio=10.0)),
-    evidence="with SGD, clipping before `unscale_` made the mean update {update_ratio} of the fixed loop's "
-             "(1/scale = {inv_scale}); final loss {bad_loss} vs {good_loss} (start {first_loss}).",
+    optimizer="sgd",  # Adam normalises the update size and hides the loss effect (the mechanism still shows)
+    signs=(
+        ScaledBy("series", +1, kind=HARM),  # a logged gradient norm
+        LossHarm(),
+        ScaledBy("clip", +1),
+        ScaledBy("update", -1),
+    ),
+    context="with SGD",
 )

@@ -1,11 +1,16 @@
-"""AMP004 unscaled-backward-with-scaler: with no ``scale()`` call the first ``scaler.step`` raises (probe m)."""
+"""AMP004 unscaled-backward-with-scaler: with no ``scale()`` the first ``scaler.step`` raises; once a
+scale exists, the step divides unscaled gradients by it (probe m) and fp16 gradients underflow."""
 
-from ..spec import Spec, raises
+from ..signs import LossHarm, Raises, ScaledBy, ZeroGrads
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP004",
-    optimizer="sgd",
-    check=raises("AssertionError", "_scale is None", good_must_train=True),
-    evidence="bad.py raised {exception_md} at its first `scaler.step`; good.py trained {good_steps} steps "
-             "(loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        Raises(("AssertionError", "_scale is None")),
+        LossHarm(),
+        ScaledBy("update", -1),
+        ScaledBy("grad", -1),
+        ZeroGrads(),
+    ),
 )

@@ -1,11 +1,14 @@
-"""AMP011 scaler-step-closure: ``scaler.step(opt, closure=...)`` raises when the scaler is enabled."""
+"""AMP011 scaler-step-closure: ``closure=`` raises with an enabled scaler; a positional closure is not
+checked and its scaled backward makes the update scale x too large (probe h)."""
 
-from ..spec import Spec, raises
+from ..signs import LossHarm, Raises, ScaledBy
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP011",
-    optimizer="sgd",
-    check=raises("RuntimeError", "Closure use is not currently supported", good_must_train=True),
-    evidence="bad.py raised {exception_md} at its first step; good.py trained {good_steps} steps "
-             "(loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        Raises(("RuntimeError", "Closure use is not currently supported")),
+        LossHarm(),
+        ScaledBy("update", +1),
+    ),
 )

@@ -1,11 +1,14 @@
-"""AMP012 zero-grad-between-backward-and-step: no gradient is left and ``scaler.step`` raises (§2.2)."""
+"""AMP012 zero-grad-between-backward-and-step: with ``set_to_none=True`` no gradient is left and the
+step raises; with ``set_to_none=False`` the step consumes zeros (section 2.2)."""
 
-from ..spec import Spec, raises
+from ..signs import LossHarm, Raises, ZeroGrads
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP012",
-    optimizer="sgd",
-    check=raises("AssertionError", "No inf checks were recorded for this optimizer", good_must_train=True),
-    evidence="bad.py raised {exception_md} at its first `scaler.step`; good.py trained {good_steps} steps "
-             "(loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        Raises(("AssertionError", "No inf checks were recorded for this optimizer")),
+        LossHarm(),
+        ZeroGrads(),
+    ),
 )

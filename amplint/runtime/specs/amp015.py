@@ -1,12 +1,9 @@
-"""AMP015 scaled-loss-as-metric: the logged loss is the scaled one, ``scale`` times too large."""
+"""AMP015 scaled-loss-as-metric: the logged loss is the scaled one, scale times too large."""
 
-from ..spec import Spec, metric_scaled
+from ..signs import HARM, ScaledBy
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP015",
-    optimizer="sgd",
-    check=metric_scaled("loss"),
-    observable="logged loss ratio = scale",
-    evidence="every logged loss of bad.py was the true one times the loss scale: last {bad_metric} vs "
-             "{good_metric}, a ratio of {metric_ratio} = scale {scale} ({n} steps).",
+    signs=(ScaledBy("series", +1, kind=HARM),),
 )

@@ -1,11 +1,15 @@
-"""AMP102 autocast-bad-arguments: a ``torch.device`` as ``device_type`` raises on entry (§2.4)."""
+"""AMP102 autocast-bad-arguments: a ``torch.device`` as ``device_type`` (or ``True``) raises on entry,
+an unknown device string raises, an unsupported dtype warns and disables the region (section 2.4)."""
 
-from ..spec import Spec, raises
+from ..signs import AutocastOff, Raises, Warns
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP102",
-    optimizer="sgd",
-    check=raises("ValueError", "Expected `device_type` of type `str`", good_must_train=True),
-    evidence="bad.py raised {exception_md} on entering the first autocast region; good.py trained "
-             "{good_steps} steps (loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        Raises(("ValueError", "Expected `device_type` of type `str`"), ("RuntimeError", "Expected one of"),
+               ("TypeError", "device_type")),
+        AutocastOff(),
+        Warns("UserWarning", "Disabling autocast"),
+    ),
 )

@@ -1,13 +1,15 @@
-"""AMP103 bce-under-autocast: CUDA autocast refuses ``binary_cross_entropy``; CPU runs it in fp32."""
+"""AMP103 bce-under-autocast: CUDA autocast refuses ``binary_cross_entropy``; CPU autocast runs it in
+float32. On CPU the harness hands each op inside float16 autocast regions to CUDA autocast's own
+kernel for it first (``emulate_cuda_autocast``), which raises the error a CUDA run raises."""
 
-from ..spec import NEEDS_CUDA_EFFECT, Spec, raises
+from ..signs import Raises
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP103",
-    optimizer="sgd",
-    effect=NEEDS_CUDA_EFFECT,
-    check=raises("RuntimeError", "unsafe to autocast", good_must_train=True),
-    evidence="bad.py {bad}, good.py {good}: CPU autocast runs binary_cross_entropy in float32, "
-             "so only a CUDA run raises `RuntimeError: ... unsafe to autocast`.",
-    note="CUDA autocast registers binary_cross_entropy as banned; CPU autocast runs it in float32",
+    lr=0.5,  # binary cross-entropy trains slowly at the default 0.05
+    needs="cuda",
+    emulate_cuda_autocast=True,
+    signs=(Raises(("RuntimeError", "unsafe to autocast")),),
+    note="on CPU: through the CUDA autocast kernel of each op (CPU autocast itself runs the op in float32)",
 )

@@ -1,11 +1,13 @@
-"""AMP104 custom-function-autocast-mismatch: ``custom_fwd`` without ``custom_bwd`` breaks backward."""
+"""AMP104 custom-function-autocast-mismatch: ``custom_fwd`` without ``custom_bwd`` breaks the backward
+(dtype mismatch); ``custom_bwd`` without ``custom_fwd`` raises an AttributeError (probe j)."""
 
-from ..spec import Spec, raises
+from ..signs import Raises
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP104",
-    optimizer="sgd",
-    check=raises("RuntimeError", "to have the same dtype", good_must_train=True),
-    evidence="bad.py raised {exception_md} in the first backward; good.py (both decorators) trained "
-             "{good_steps} steps (loss {good_first_loss} -> {good_final_loss}).",
+    signs=(
+        Raises(("RuntimeError", "same dtype"), ("RuntimeError", "expected scalar type"),
+               ("AttributeError", "_fwd_used_autocast")),
+    ),
 )

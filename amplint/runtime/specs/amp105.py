@@ -1,13 +1,17 @@
-"""AMP105 backward-inside-autocast: no numerical effect in eager mode (probe i5)."""
+"""AMP105 backward-inside-autocast: the backward of built-in ops runs in the dtype of its forward op
+either way, but a hand-written backward (a custom autograd Function) runs under the autocast
+region: its matrix products drop to float16. Measured by the dtype of the matmuls of the backward."""
 
-from ..spec import NO_EFFECT, Spec, identical
+from ..signs import BackwardPrecision, LossHarm
+from ..spec import MECHANISM_ONLY, Spec
 
 SPEC = Spec(
     code="AMP105",
-    optimizer="sgd",
-    effect=NO_EFFECT,
-    check=identical("loss"),
-    observable="loss curves (bad vs good)",
-    note="backward ops run in the dtype of their forward op either way; the docs advise against it and "
-         "torch.compile's backward_pass_autocast assumes the documented layout",
+    record_ops=True,
+    signs=(
+        LossHarm(),
+        BackwardPrecision(),
+    ),
+    expect=MECHANISM_ONLY,
+    note="torch.compile's backward_pass_autocast also assumes the documented layout",
 )

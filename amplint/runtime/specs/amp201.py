@@ -1,11 +1,17 @@
-"""AMP201 scaler-in-eval: ``scaler.scale(val_loss)`` reports the metric times the scale (probe c)."""
+"""AMP201 scaler-in-eval: ``scale(val_loss)`` reports the metric times the scale; ``update()`` in eval
+raises; ``step()`` in eval re-applies stale gradients; a scaled backward under no_grad raises
+(probe c)."""
 
-from ..spec import Spec, metric_scaled
+from ..signs import HARM, ExtraSteps, LossHarm, Raises, ScaledBy
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP201",
-    optimizer="sgd",
-    check=metric_scaled("val_loss"),
-    evidence="the reported validation loss was {bad_metric} in bad.py vs {good_metric} in good.py, "
-             "a ratio of {metric_ratio}: exactly the loss scale {scale} (all {n} evaluations).",
+    signs=(
+        ScaledBy("series", +1, kind=HARM),
+        Raises(("AssertionError", "No inf checks were recorded prior to update"),
+               ("RuntimeError", "does not require grad")),
+        LossHarm("val_loss"),
+        ExtraSteps(),
+    ),
 )

@@ -1,12 +1,12 @@
-"""AMP900 unused-noqa: a stale suppression comment; the two loops compute the same thing."""
+"""AMP900 unused-noqa: a stale suppression comment; the two loops must compute the same thing."""
 
-from ..spec import NO_EFFECT, Spec, identical
+from ..signs import Identical
+from ..spec import NO_RUNTIME_EFFECT, Spec
 
 SPEC = Spec(
     code="AMP900",
-    optimizer="sgd",
-    effect=NO_EFFECT,
-    check=identical("loss"),
-    observable="loss curves (bad vs good)",
+    signs=(Identical(),),
+    no_effect=True,
+    expect=NO_RUNTIME_EFFECT,
     note="a `# noqa` comment changes nothing at run time; the harm is the next real finding it hides",
 )

@@ -1,12 +1,16 @@
-"""AMP901 scaler-with-bf16: loss scaling is exact in bfloat16, so the scaler changes nothing (probe i6)."""
+"""AMP901 scaler-with-bf16: loss scaling is exact in bfloat16, so the scaler changes no number but
+still runs its inf checks and scale updates every step: dead weight, measured as both."""
 
-from ..spec import NO_EFFECT, Spec, identical
+from ..signs import HARM, AllOf, ExtraWork, Identical
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP901",
-    optimizer="sgd",
-    effect=NO_EFFECT,
-    check=identical("loss"),
-    observable="loss curves (bad vs good)",
-    note="bfloat16 keeps float32's exponent range and power-of-two scaling is exact: the scaler is dead weight",
+    record_ops=True,
+    fp16=False,
+    signs=(
+        AllOf(ExtraWork(), Identical(), kind=HARM),
+        ExtraWork(),
+    ),
+    context="dead weight",
 )

@@ -1,13 +1,18 @@
-"""AMP902 fsdp-needs-sharded-scaler: the difference needs several FSDP ranks; on one process the
-fixtures run without FSDP and must behave the same."""
+"""AMP902 fsdp-needs-sharded-scaler: with FSDP each rank checks only its own gradient shard for
+infs, so with a plain GradScaler the ranks disagree about skipping steps. Run on two gloo ranks
+on CPU (FSDP1, ``device_id=cpu``); ``ShardedGradScaler`` reduces the check across the ranks."""
 
-from ..spec import DISTRIBUTED_EFFECT, Spec, identical
+from ..signs import LossHarm, RanksDisagree
+from ..spec import Spec
 
 SPEC = Spec(
     code="AMP902",
-    optimizer="sgd",
-    effect=DISTRIBUTED_EFFECT,
-    check=identical("loss"),
-    observable="loss curves on one process",
-    note="ranks disagreeing about skipped steps needs a multi-process FSDP launch; the harness runs one process",
+    world_size=2,
+    needs="distributed",
+    signs=(
+        RanksDisagree(),
+        LossHarm(),
+    ),
+    timeout_s=180.0,
+    note="two gloo ranks on CPU, whatever --device says",
 )
