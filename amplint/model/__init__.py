@@ -77,6 +77,15 @@ class AmpModel:
     # --- flow ------------------------------------------------------------------------
 
     @property
+    def dtypes(self):
+        hit = getattr(self, "_dtypes", None)
+        if hit is None:
+            from .dtypes import Dtypes
+
+            hit = self._dtypes = Dtypes(self)
+        return hit
+
+    @property
     def events(self):
         if self._events is None:
             from .events import Events

@@ -60,7 +60,7 @@ class CallSite:
     in_lambda: bool = False
     #: the exclusive arms around the call: (branch node, test, arm index), outermost first
     arms: tuple = ()
-    #: source order of the call among the calls of the file (receiver, arguments, then the call)
+    #: source (evaluation) order of the call among the calls and bindings of the file
     order: int = 0
 
     @property
@@ -120,10 +120,10 @@ class Binding:
     """
 
     __slots__ = ("name", "kind", "node", "value", "func", "stmt", "order", "unpack", "annotation", "default", "qual",
-                 "key", "loops", "cls", "arms")
+                 "key", "loops", "cls", "arms", "regions")
 
     def __init__(self, name, kind, node, value, func, stmt, order, unpack=(), annotation=None, default=None, qual=None,
-                 key=None, loops=(), cls=None, arms=()):
+                 key=None, loops=(), cls=None, arms=(), regions=()):
         self.name: str = name
         self.kind: str = kind
         self.node = node
@@ -139,6 +139,7 @@ class Binding:
         self.loops: tuple = loops
         self.cls: "ClassInfo | None" = cls  # the class whose body binds it (class attributes, methods)
         self.arms: tuple = arms  # the exclusive arms around it, as for call sites
+        self.regions: tuple = regions  # the lexical regions around it (autocast, no_grad...)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<Binding {self.kind} {self.name}@{self.order}>"

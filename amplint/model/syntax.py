@@ -646,7 +646,7 @@ class Builder:
             loops=ctx.loops,
             in_lambda=ctx.lam,
             arms=ctx.arms,
-            order=len(self.calls),
+            order=self._next_order(),
         )
         for owner, _test, i in ctx.arms:
             self.arm_calls.setdefault((id(owner), i), []).append(node)
@@ -707,10 +707,14 @@ class Builder:
             self._binding(name, kind, target, value, ctx, unpack=unpack, annotation=annotation,
                           cls=ctx.cls if ctx.class_body else None)
 
-    def _binding(self, name: str, kind: str, node, value, ctx: "_Ctx", **kw) -> None:
+    def _next_order(self) -> int:
+        """One counter for calls and bindings: their source (evaluation) order."""
         self._order += 1
-        self.bindings.append(Binding(name, kind, node, value, ctx.func, ctx.stmt, self._order, loops=ctx.loops,
-                                     arms=ctx.arms, **kw))
+        return self._order
+
+    def _binding(self, name: str, kind: str, node, value, ctx: "_Ctx", **kw) -> None:
+        self.bindings.append(Binding(name, kind, node, value, ctx.func, ctx.stmt, self._next_order(), loops=ctx.loops,
+                                     arms=ctx.arms, regions=ctx.regions, **kw))
 
     # --- regions -------------------------------------------------------------------
 

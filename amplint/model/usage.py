@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import names as N
 from .syntax import NOT_LITERAL, child_fields, children, expr_key, literal_value
 from .names import dotted_text
 from .scalers import owner_class

@@ -9,7 +9,8 @@
 - :mod:`.queries`     the named facts rules read.
 """
 
-from .interpret import Flow, Observation
+from .frames import Observation
+from .interpret import Flow
 from .state import CLEAN, IMPLIED, READY, SCALED, STEPPED, UNSCALED, State
 
 __all__ = ["Flow", "Observation", "State", "READY", "UNSCALED", "STEPPED", "SCALED", "CLEAN", "IMPLIED"]

@@ -19,18 +19,14 @@ import re
 
 import libcst as cst
 
-from ... import torch_api as T
 from ..scopes import owner_class
 from ..structure import CallSite, FunctionInfo
 from ..syntax import expr_key
+from .objects import Objects
 from .state import IMPLIED, NOFACTS, State
 
 MAX_DEPTH = 4
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_EVENT_CALLS = frozenset({
-    "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
-    "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
-})
 
 
 def target_heads(node: cst.CSTNode) -> frozenset[str]:
@@ -47,7 +43,7 @@ def target_heads(node: cst.CSTNode) -> frozenset[str]:
     return frozenset(out)
 
 
-class Interproc:
+class Interproc(Objects):
     """Mixin of :class:`~.interpret.Flow`."""
 
     def _init_interproc(self) -> None:
@@ -191,7 +187,7 @@ class Interproc:
         return None
 
     def inline(self, frame, cs: CallSite, callee: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
-        from .interpret import Frame
+        from .frames import Frame
 
         if frame.depth >= MAX_DEPTH or callee in frame.stack:
             return self.unknown_call(frame, cs, states)
@@ -243,176 +239,6 @@ class Interproc:
             out.add(st)
         return out
 
-    # --- callees that cannot touch a scaler ------------------------------------------------------
-
-    def is_event_site(self, c: CallSite) -> bool:
-        ev = self.events.of(c)
-        if ev.kind in ("scaler", "backward", "clip", "zero_grad", "opt_step", "create"):
-            return True
-        callee = self.m.callee_of(c)
-        return callee is not None and callee in self.m.relevant_set
-
-    def transparent(self, func: FunctionInfo) -> bool:
-        """``func`` (and what it calls in this file) has no event the interpreter reads: no scaler
-        method, backward, step, zero_grad, clip or norm call, no GradScaler constructor, no
-        mention of a scaler's name, and it hands ``self`` to no other code."""
-        hit = self._transparency.get(func)
-        if hit is not None:
-            return hit
-        self._transparency[func] = False  # recursion: assume it matters
-        result = self._compute_transparent(func)
-        self._transparency[func] = result
-        return result
-
-    def _compute_transparent(self, func: FunctionInfo) -> bool:
-        names = self._scaler_names
-        cls = owner_class(func)
-        for c in func.calls:
-            last = (c.text or c.method or "").rsplit(".", 1)[-1]
-            if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or T.BACKWARD_LIKE.match(last):
-                return False
-            if self.events.of(c).kind in ("clip", "create", "backward", "scaler"):
-                return False
-            if any(expr_key(a.value) in ("self", "cls") for a in c.node.args):
-                return False
-            if c.text is None and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call):
-                inner = c.node.func.value.func
-                if isinstance(inner, cst.Name) and inner.value == "super":
-                    return False
-            callee = self.m.callee_of(c)
-            if callee is not None:
-                if not self.transparent(callee):
-                    return False
-            elif c.recv in ("self", "cls") and (cls is None or c.method not in self.m.self_attrs.get(cls, ())):
-                return False  # an inherited method of unknown code
-            if any(part in names for part in (c.recv or "").split(".")):
-                return False
-        for text in self.m.value_texts.get(func, ()):
-            if any(part in names for part in text.split(".")):
-                return False
-        for b in self.m.bindings:
-            if b.func is func and b.kind != "param" and b.name.rsplit(".", 1)[-1] in names:
-                return False
-        for d in func.local_defs.values():
-            if not self.transparent(d):
-                return False
-        return True
-
-    def passes_scaler(self, frame, cs: CallSite) -> bool:
-        return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
-
-    def skip_transparent(self, frame, func: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
-        attrs = self._assigned_attrs(func)
-        if not attrs or self_key is None:
-            return states
-        return self.rebind(frame, {f"{self_key}.{a}" for a in attrs}, states)
-
-    def _assigned_attrs(self, func: FunctionInfo) -> frozenset[str]:
-        """``self.<attr>`` names a method (and its in-file callees) assigns."""
-        hit = self._attrs_memo.get(func)
-        if hit is None:
-            self._attrs_memo[func] = frozenset()
-            out = {b.name[5:] for b in self.m.bindings if b.func is func and b.name.startswith("self.")}
-            for c in func.calls:
-                callee = self.m.callee_of(c)
-                if callee is not None and c.recv in ("self", "cls"):
-                    out |= self._assigned_attrs(callee)
-            hit = self._attrs_memo[func] = frozenset(out)
-        return hit
-
-    # --- objects of the file's classes -------------------------------------------------------------
-
-    def built_class(self, frame, value):
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            named = self.m.scopes.classes_named(value.func.value)
-            return named[0] if named else None
-        return None
-
-    def note_constructor_aliases(self, frame, ckey: str, cls, call: cst.Call) -> None:
-        for attr, arg in self._constructor_aliases(cls, call):
-            src = self.canon(frame, expr_key(arg))
-            if src is not None:
-                self.object_aliases[f"{ckey}.{attr}"] = src
-
-    def _instance_vars(self) -> dict[tuple, object]:
-        """Names bound to an instance of a class of this file: (scope, name) -> ClassInfo, the
-        scope being the function, None for module names, or the class for ``self.<attr>``."""
-        out: dict[tuple, object] = {}
-        for a in self.m.assignments:
-            v = a.value
-            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
-                named = self.m.scopes.classes_named(v.func.value)
-                if not named:
-                    continue
-                for t in a.targets:
-                    if t is None:
-                        continue
-                    if t.startswith("self.") and owner_class(a.func) is not None:
-                        out[(owner_class(a.func), t)] = named[0]
-                    else:
-                        out[(None if a.func.is_module else a.func, t)] = named[0]
-        return out
-
-    def _stored_params(self, cls) -> dict[str, str]:
-        """``self.<attr> = <param>`` in ``cls.__init__``: param -> attr (what the object keeps)."""
-        hit = self._stored.get(id(cls))
-        if hit is None:
-            hit = {}
-            init = self.m.scopes.method(cls, "__init__")
-            if init is not None:
-                for b in self.m.bindings:
-                    if (b.func is init and b.kind == "assign" and isinstance(b.value, cst.Name)
-                            and b.value.value in init.params and b.name.startswith("self.") and b.name.count(".") == 1):
-                        hit[b.value.value] = b.name[5:]
-            self._stored[id(cls)] = hit
-        return hit
-
-    def _constructor_aliases(self, cls, call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
-        stored = self._stored_params(cls)
-        if not stored:
-            return []
-        init = self.m.scopes.method(cls, "__init__")
-        params = [p for p in init.params[1:] if p not in init.kwonly]  # type: ignore[union-attr]
-        out = []
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        for p, a in zip(params, positional):
-            if p in stored:
-                out.append((stored[p], a.value))
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value in stored:
-                out.append((stored[a.keyword.value], a.value))
-        return out
-
-    def _class_aliases(self) -> dict[object, dict[str, str]]:
-        """``self.w = Wrapper(self.scaler)`` where Wrapper keeps it as ``self.grad_scaler``:
-        per class, ``self.w.grad_scaler`` -> ``self.scaler``."""
-        out: dict[object, dict[str, str]] = {}
-        for (scope, target), cls in self._instances.items():
-            if not isinstance(target, str) or not target.startswith("self."):
-                continue
-            for a in self.m.assignments:
-                if owner_class(a.func) is not scope or target not in a.targets or not isinstance(a.value, cst.Call):
-                    continue
-                for attr, arg in self._constructor_aliases(cls, a.value):
-                    src = expr_key(arg)
-                    if src is not None and src.startswith("self."):
-                        out.setdefault(scope, {})[f"{target}.{attr}"] = src
-        return out
-
-    def _names_of_scalers(self) -> frozenset[str]:
-        """Every name component that holds a scaler somewhere in the file, the configured names,
-        and any name mentioning scaler."""
-        module, classes, local = self.scalers._tables()
-        keys: set[str] = set(module)
-        for group in (classes, local):
-            for ks in group.values():
-                keys |= set(ks)
-        keys |= set(self.scalers.extra)
-        names = {k.rsplit(".", 1)[-1] for k in keys}
-        for texts in self.m.value_texts.values():
-            names.update(p for t in texts for p in t.split(".") if "scaler" in p.lower())
-        return frozenset(names)
-
     # --- loops over optimizers, scalers built per iteration -----------------------------------
 
     def over_optimizers(self, frame, s: cst.For, variant: frozenset[str]) -> bool:
@@ -439,7 +265,7 @@ class Interproc:
     def per_iteration_creates(self, frame, back: set[State]) -> None:
         """A scaler built in this iteration of the loop (not in a nested one) and stepped or
         updated in it: a new GradScaler every iteration (``recreate``)."""
-        from .interpret import Observation
+        from .frames import Observation
         from .monitors import value
 
         d = self._loop_depth

@@ -7,6 +7,7 @@ Each returns plain data (nodes, call sites, keys); rules only word findings and 
 
 from __future__ import annotations
 
+from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
 from .monitors import value
 from .state import CLEAN, SCALED, STEPPED, UNSCALED
 
@@ -332,72 +333,4 @@ def _same_optimizer(model, site, rkey, opt, stepped: set) -> bool:
     return len(stepped) == 1 and not any(o is None or o.startswith("?") for o in stepped)
 
 
-# --- AMP201 ------------------------------------------------------------------------------------
-
-
-def eval_context(obs) -> str | None:
-    """Where a scaler call observation runs in evaluation code, in words, or None:
-    gradients disabled (for ``scale``, or when no scaled backward precedes), or after
-    ``m.eval()`` / in an evaluation function with no backward."""
-    r = obs.grad_disabled
-    if r is not None and (obs.kind == "scale" or _no_backward_before(obs)):
-        return "gradients are disabled here"
-    for r in reversed(obs.regions):
-        if r.kind == "eval" and not r.has_backward:
-            target = f"`{r.target}`" if r.target else "the model"
-            return f"after {target}.eval() with no backward"
-        if r.kind == "eval_name" and not r.has_backward:
-            return "an evaluation function with no backward"
-    return None
-
-
-def _no_backward_before(obs) -> bool:
-    s = obs.scaler
-    for st in obs.states:
-        f = st.facts(s)
-        if not f.ready and not f.stages:
-            continue  # nothing known about this scaler on this path
-        if obs.kind == "update":
-            if f.all_ready:
-                return True
-        elif not f.sbw and (f.grads is None or f.grads[0] == CLEAN):
-            return True
-    return False
-
-
-def scaler_calls_in_eval(model) -> list:
-    """``(observation, where)`` for scaler calls in evaluation code."""
-    out = []
-    seen = set()
-    for obs in model.observations("scale", "unscale", "step", "update"):
-        if obs.site is None or obs.node in seen:
-            continue
-        where = eval_context(obs)
-        if where is not None:
-            seen.add(obs.node)
-            out.append((obs, where))
-    return out
-
-
-def in_eval_code(model, site) -> bool:
-    """The call sits where AMP201 reports scaler calls, in some calling context."""
-    contexts = [o for o in model.observations("scale", "unscale", "step", "update") if o.node is site.node]
-    if not contexts:
-        regions = tuple(site.func.regions) + tuple(site.regions)
-        for r in reversed(regions):
-            if r.kind == "no_grad":
-                return True
-            if r.kind == "enable_grad":
-                break
-        return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in regions)
-    return any(_eval_regions(o.regions) for o in contexts)
-
-
-def _eval_regions(regions) -> bool:
-    for r in reversed(regions):
-        if r.kind == "no_grad":
-            return True
-        if r.kind == "enable_grad":
-            break
-    return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in regions)
-
+__all__ = ["eval_context", "in_eval_code", "scaler_calls_in_eval"]

@@ -33,3 +33,45 @@ def train_half(model, optimizer, loader, device):
         torch.autograd.backward(outputs.loss)  # error: AMP106
         optimizer.step()
         optimizer.zero_grad()
+
+
+def train_enabled_by_flag(model, optimizer, loader, use_amp):
+    # ``enabled=`` an expression: on the path where it is true the loss is float16
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_enabled_on_gpu(model, optimizer, loader, device):
+    for x, y in loader:
+        with torch.autocast(device_type="cuda", dtype=torch.float16, enabled=(device == "cuda")):
+            out = model(x)
+        loss = F.mse_loss(out, y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+
+
+def train_summed_losses(model, optimizer, loader, heads):
+    # the loss accumulates float16 terms
+    for x, ys in loader:
+        loss = 0
+        with torch.autocast("cuda", dtype=torch.float16):
+            feats = model(x)
+            for head, y in zip(heads, ys):
+                loss += F.cross_entropy(head(feats), y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_summed_outside(model, optimizer, loader):
+    for x, y in loader:
+        total = 0.0
+        with torch.autocast("cuda", dtype=torch.float16):
+            out = model(x)
+        total += F.mse_loss(out, y)
+        total.backward()  # error: AMP106
+        optimizer.step()

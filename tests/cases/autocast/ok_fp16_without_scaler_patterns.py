@@ -27,8 +27,9 @@ def train_configurable(model, optimizer, loader, use_amp, amp_dtype):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = F.mse_loss(model(x), y)
-        loss.backward()  # enabled is a variable: amplint does not guess
-        with torch.autocast("cuda", dtype=amp_dtype):
+        if not use_amp:
+            loss.backward()  # the path where autocast is off
+        with torch.autocast("cuda", dtype=amp_dtype):  # the dtype is a variable: amplint does not guess
             loss = F.mse_loss(model(x), y)
         loss.backward()
         optimizer.step()

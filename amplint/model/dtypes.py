@@ -1,0 +1,191 @@
+"""Dtypes of values: which tensors come out of a float16 autocast region.
+
+A value is float16 when it is computed inside an enabled float16 autocast region (the innermost
+autocast region decides: ``autocast(enabled=False)`` or a bfloat16 region inside switches it
+off), or from such a value, following bindings in source order: the latest binding of a name
+before the point of use counts, and an augmented assignment keeps what the name held
+(``loss = 0`` then ``loss += criterion(...)`` under float16 autocast is float16).
+
+An autocast whose ``enabled=`` is an expression (``enabled=args.amp``, ``enabled=(device ==
+"cuda")``) may be enabled; only the arm of a branch that tests the same expression false is
+known to run without it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from .. import torch_api as T
+from .names import dotted_text
+from .syntax import children, literal_value
+
+_MAX_DEPTH = 8
+_SCALER_WORDS = ("scaler", "loss_scale")
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+class Dtypes:
+    def __init__(self, model) -> None:
+        self.m = model
+        self._memo: dict[tuple, object] = {}
+
+    # --- regions -------------------------------------------------------------------------------
+
+    def fp16_region(self, r) -> bool:
+        """An autocast region that may run in float16: float16 by its dtype or its device's
+        default, and not literally disabled."""
+        from .autocast_facts import effective_dtype, intended
+
+        return r.kind == "autocast" and intended(self.m, r)[2] is not False and effective_dtype(self.m, r) == "float16"
+
+    def _innermost_fp16(self, regions) -> object | None:
+        for r in reversed(regions):
+            if r.kind == "autocast":
+                return r if self.fp16_region(r) else None
+        return None
+
+    def enabled_expr(self, r):
+        """The ``enabled=`` expression of an autocast region when it is not a literal."""
+        call = r.node
+        if not isinstance(call, cst.Call):
+            return None
+        spec = T.AUTOCASTS.get(self.m.imports.qualify(call.func) or "")
+        params = spec.params if spec is not None else T.AUTOCAST_PARAMS
+        pos = [a for a in call.args if a.keyword is None and not a.star]
+        node = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+        if node is None and "enabled" in params and params.index("enabled") < len(pos):
+            node = pos[params.index("enabled")].value
+        if node is None or isinstance(literal_value(node), bool):
+            return None
+        return node
+
+    def disabled_here(self, arms, r) -> bool:
+        """The arms around a point test ``r``'s ``enabled=`` expression and take its false side."""
+        e = self.enabled_expr(r)
+        if e is None:
+            return False
+        want = _compact(self.m.code_for(e))
+        for _owner, test, arm in arms:
+            text = _compact(self.m.code_for(test))
+            if (text == want or text == f"({want})") and arm == 1:
+                return True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and arm == 0 \
+                    and _compact(self.m.code_for(test.expression)) in (want, f"({want})"):
+                return True
+        return False
+
+    # --- taint ---------------------------------------------------------------------------------
+
+    def fp16_source(self, func, expr, pos: int, depth: int = 0):
+        """The float16 region ``expr`` (read in ``func`` at source position ``pos``) comes from, or None."""
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        for key in _keys(expr):
+            hit = self._key_source(func, key, pos, depth)
+            if hit is not None:
+                return hit
+        return None
+
+    def _key_source(self, func, key: str, pos: int, depth: int):
+        bindings = [b for b in self.m.values.bindings_of_key(func, key) if b.order < pos and b.kind != "item"]
+        if not bindings:
+            return None
+        last = max(bindings, key=lambda b: b.order)
+        memo_key = (id(last), depth > 4)
+        if memo_key in self._memo:
+            return self._memo[memo_key]
+        self._memo[memo_key] = None
+        hit = self._binding_source(last, bindings, depth)
+        self._memo[memo_key] = hit
+        return hit
+
+    def _binding_source(self, b, bindings, depth: int):
+        r = self._innermost_fp16(b.regions)
+        if r is not None and b.kind in ("assign", "ann", "aug", "walrus") and _computes(b.value):
+            return r
+        if b.value is not None and b.kind not in ("param", "import", "def", "class"):
+            hit = self.fp16_source(b.func, b.value, b.order, depth + 1)
+            if hit is not None:
+                return hit
+        if b.kind == "aug":
+            earlier = [x for x in bindings if x.order < b.order]
+            if earlier:
+                prev = max(earlier, key=lambda x: x.order)
+                return self._binding_source(prev, earlier, depth + 1)
+        return None
+
+    # --- facts for AMP106 ----------------------------------------------------------------------
+
+    def has_scaler_evidence(self) -> bool:
+        """A GradScaler, or any name that says one (``scaler``, ``loss_scale``), anywhere in the file."""
+        m = self.m
+        if m.scalers.any():
+            return True
+
+        def scalerish(text) -> bool:
+            t = (text or "").lower()
+            return any(w in t for w in _SCALER_WORDS)
+
+        return (any(scalerish(p) for f in m.functions for p in f.params) or any(scalerish(c.text) for c in m.calls)
+                or any(scalerish(b.name) for b in m.bindings) or any(scalerish(k) or scalerish(v) for k, v in m.imports.names.items()))
+
+    def fp16_backwards_without_scaler(self) -> list:
+        """Backward calls of a float16 autocast value in a file with no GradScaler in sight."""
+        m = self.m
+        if not any(self.fp16_region(r) for r in m.regions):
+            return []
+        out = []
+        candidates = [s for s in m.calls if not s.in_lambda and (s.method == "backward" and s.recv_node is not None
+                                                                 or s.qual in T.AUTOGRAD_BACKWARD)]
+        if not candidates or self.has_scaler_evidence():
+            return []
+        for site in candidates:
+            if site.qual in T.AUTOGRAD_BACKWARD:
+                arg = site.arg(0, "tensors")
+                expr = arg.value if arg is not None else None
+            else:
+                expr = site.recv_node
+            r = self.fp16_source(site.func, expr, site.order)
+            if r is None and isinstance(expr, cst.Call):
+                r = self._innermost_fp16(site.regions)  # computed right there, inside the region
+            if r is not None and not self.disabled_here(site.arms, r):
+                out.append(site)
+        return out
+
+
+def _computes(node) -> bool:
+    """The expression calls something (a module, a loss, an operator method)."""
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Call, cst.BinaryOperation)):
+            return True
+        if not isinstance(n, cst.Lambda):
+            stack.extend(children(n))
+    return False
+
+
+def _keys(expr) -> list[str]:
+    """The dotted names an expression reads, and their prefixes (``self.loss`` -> ``self``)."""
+    out: list[str] = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Name, cst.Attribute)):
+            text = dotted_text(n)
+            if text is not None:
+                parts = text.split(".")
+                for i in range(len(parts), 0, -1):
+                    key = ".".join(parts[:i])
+                    if key not in out:
+                        out.append(key)
+                continue
+        if isinstance(n, cst.Lambda):
+            continue
+        stack.extend(children(n))
+    return out
