@@ -173,7 +173,9 @@ CLIP_FUNCTIONS = frozenset(
 )
 NORM_FUNCTIONS = frozenset({"torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm", "torch.linalg.matrix_norm"})
 #: methods on ``p.grad`` that edit it without rescaling it
-GRAD_EDIT_METHODS = frozenset({"clamp_", "clamp", "clip_", "clip", "nan_to_num_", "nan_to_num", "masked_fill_", "sign_"})
+#: (``p.grad.add_(noise)``: a term of fixed size added to scaled gradients is 1/S of it after unscale_)
+GRAD_EDIT_METHODS = frozenset({"clamp_", "clamp", "clip_", "clip", "nan_to_num_", "nan_to_num", "masked_fill_", "sign_",
+                               "add_", "sub_", "addcmul_", "addcdiv_"})
 GRAD_EDIT_FUNCTIONS = frozenset({"torch.clamp", "torch.clip", "torch.nan_to_num", "torch.clamp_", "torch.nan_to_num_"})
 #: reductions that read a gradient's magnitude (``p.grad.pow(2).sum()``, ``p.grad.abs().max()``)
 GRAD_READ_METHODS = frozenset({"norm", "sum", "mean", "max", "amax", "std", "var"})

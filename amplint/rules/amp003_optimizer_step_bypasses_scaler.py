@@ -11,7 +11,10 @@ class OptimizerStepBypassesScaler(Rule):
     """## What it does
     Checks for `optimizer.step()` called directly on gradients that come from
     `scaler.scale(loss).backward()`, instead of `scaler.step(optimizer)`. Helpers of the same
-    file that step the optimizer are followed.
+    file that step the optimizer are followed. An `optimizer.step()` after
+    `scaler.unscale_(optimizer)` is reported too: the gradients are unscaled, but the step still
+    bypasses the scaler's inf check, so a step whose gradients overflowed is applied (NaN weights
+    after the first overflow) instead of skipped.
 
     The finding is reported on the `optimizer.step()` call.
 
@@ -43,9 +46,7 @@ class OptimizerStepBypassesScaler(Rule):
     ```
 
     ## Known problems
-    After `scaler.unscale_(optimizer)` the gradients are no longer scaled, so
-    `unscale_(opt); opt.step()` (which still applies overflowing steps) is not reported. When an
-    unscaled backward also ran since the scaled one, the step may belong to a network trained
+    When an unscaled backward also ran since the scaled one, the step may belong to a network trained
     without AMP, and nothing is reported; neither is the step of an optimizer wrapper that was
     handed the scaler. With several optimizers, only the first step after the backward is
     checked.

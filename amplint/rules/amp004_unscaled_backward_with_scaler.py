@@ -11,7 +11,10 @@ class UnscaledBackwardWithScaler(Rule):
     """## What it does
     Checks for a plain `loss.backward()` whose gradients are then stepped through a GradScaler
     (`scaler.step(optimizer)`), with no `scaler.scale(...)` backward since the scaler's last
-    step. The analysis follows branches, loops and helpers of the same file.
+    step. The analysis follows branches, loops and helpers of the same file. Also reported: a
+    float16 autocast loss back-propagated unscaled in a function that builds (or owns as
+    `self.<attr>`) an enabled GradScaler that scales and steps nothing anywhere in the file, the scaler
+    made for this backward and forgotten.
 
     The finding is reported on the `backward()` call.
 
@@ -46,8 +49,8 @@ class UnscaledBackwardWithScaler(Rule):
 
     ## Known problems
     A scaler made with `enabled=use_amp` and stepped unconditionally after a backward that is
-    scaled only in an `if use_amp:` arm is correct; amplint recognises the `if`/`else` form, not
-    two separate `if` statements. Wrappers that scale the loss themselves
+    scaled only in an `if use_amp:` arm is correct; amplint follows the flag (also through
+    `use_amp = args.amp` aliases and two separate `if` statements on it). Wrappers that scale the loss themselves
     (`accelerator.backward(loss)`) are not backward calls for this rule. When the backward may
     feed an optimizer stepped without the scaler, nothing is reported.
 
@@ -64,14 +67,23 @@ class UnscaledBackwardWithScaler(Rule):
     code = "AMP004"
     name = "unscaled-backward-with-scaler"
     message = "`{call}` is not scaled but `{scaler}.step()` consumes its gradients: use `{scaler}.scale(...).backward()`"
+    UNUSED = ("`{call}` back-propagates a float16 autocast loss unscaled while `{scaler}` scales nothing: "
+              "use `{scaler}.scale(...).backward()`")
     fix_title = "Scale the loss: `{scaler}.scale(...).backward()`"
     fix_availability = "sometimes"
     triggers = ("scaler",)
     reported_on = "the `backward()` call"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.flow.queries import plain_backwards_into_steps
+        from ..model.flow.queries import plain_backwards_into_steps, plain_fp16_backwards_beside_unused_scaler
 
+        for site, scaler in plain_fp16_backwards_beside_unused_scaler(model):
+            yield Finding(
+                node=site.node,
+                stmt=site.stmt,
+                message=self.UNUSED.format(call=call_text(model, site), scaler=scaler),
+                fix=edits.wrap_in_scale(model, site, scaler, self.fix_title.format(scaler=scaler)),
+            )
         for site, key, _step in plain_backwards_into_steps(model, partial=False):
             scaler = scaler_text(model, site.func, key)
             shown = scaler or display_key(key)

@@ -12,8 +12,8 @@ class UpdateWithoutStep(Rule):
     Checks for `scaler.update()` reachable on an iteration where neither `scaler.step(opt)` nor
     `scaler.unscale_(opt)` ran since the scaler was created or last updated. The typical case is
     gradient accumulation with the `update()` dedented out of the
-    `if (i + 1) % accum == 0:` block that guards the step. An `update()` after an
-    `optimizer.step()` that bypassed the scaler is left to AMP003, which reports the cause.
+    `if (i + 1) % accum == 0:` block that guards the step; another is an `update()` after an
+    `optimizer.step()` that bypassed the scaler (AMP003 reports that step; fixing it fixes both).
 
     The finding is reported on the `update()` call. Updates in evaluation code are left to
     AMP201 (scaler-in-eval).

@@ -55,15 +55,12 @@ class Calls:
             rkey = self.canon(frame, cs.recv)
             self.observe(frame, "zero_grad", cs.node, cs, None, rkey, states)
             return {self._zero_grad(st, cs.node, rkey) for st in states}
+        if kind == "opt_step" and self.resolve(frame, cs) is not None:
+            kind = "call"  # an optimizer wrapper of this file: its ``step`` is interpreted
         if kind == "opt_step":
             o = self.canon(frame, cs.recv) or cs.recv
             self.observe(frame, "opt_step", cs.node, cs, None, o, states)
-            out = set()
-            for st in states:
-                scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
-                st = st.with_path(plain=frozenset()) if st.path.plain else st
-                out.add(announce(st, "opt_step", node=cs.node, scaled=scaled))
-            return out
+            return {st.with_path(plain=frozenset()) if st.path.plain else st for st in states}
         if kind in ("torch", "pure", "create"):
             return states
         callee = self.resolve(frame, cs)

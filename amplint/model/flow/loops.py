@@ -59,7 +59,8 @@ class Loops:
         # training iteration that steps a different optimizer per pass, never empty
         variant = self.loop_variant(frame, s, targets) if isinstance(s, cst.For) else frozenset()
         per_opt = bool(variant) and self.over_optimizers(frame, s, variant)
-        canon_variant = frozenset(self.canon(frame, t) or t for t in variant)
+        # keys name the loop variables raw inside subscripts (``main#1.opts[idx]``)
+        canon_variant = frozenset(self.canon(frame, t) or t for t in variant) | variant
         entry = cur if per_opt else {self.new_iteration(st) for st in cur}
         head = entry
         out = Outs()

@@ -205,6 +205,24 @@ def plain_backwards_into_steps(model, partial: bool):
                 yield site, obs.scaler, obs
 
 
+def plain_fp16_backwards_beside_unused_scaler(model):
+    """``(backward site, scaler as written)``: a float16 autocast loss back-propagated unscaled in a
+    function that has an enabled GradScaler of its own (built there, or ``self.<attr>``) which
+    scales nothing anywhere in the file: the scaler was made for this backward and never used."""
+    if any(c.method in ("scale", "step") and model.is_scaler(c.func, c.recv) for c in model.calls if c.recv is not None):
+        return  # the scaler is in use: the step-based check decides
+    for site in model.calls:
+        if site.in_lambda or site.method != "backward" or site.recv_node is None or not model.tensor_backward(site):
+            continue
+        scalers = [k for k in model.scalers.keys_in(site.func) if model.scalers.owned(site.func, k)
+                   and k not in model.disabled_scalers()]
+        if len(scalers) != 1 or model.scalers.escapes(scalers[0]):
+            continue
+        r = model.dtypes.fp16_source(site.func, site.recv_node, site.order)
+        if r is not None and not model.dtypes.disabled_here(site.arms, r):
+            yield site, scalers[0]
+
+
 # --- AMP005 ------------------------------------------------------------------------------------
 
 
@@ -234,29 +252,28 @@ def unscale_after_unscale(model) -> list:
 
 def updates_without_step(model) -> list:
     """``update()`` observations that some exact path reaches with every optimizer READY (no step
-    or ``unscale_`` since the last update), not after a bypassing ``optimizer.step()`` (AMP003's)
-    and not in evaluation code (AMP201's)."""
+    or ``unscale_`` since the last update: also after an ``optimizer.step()`` that bypassed the
+    scaler), not in evaluation code (AMP201's)."""
     out = []
     seen: set[int] = set()
     for obs in _obs(model, "update"):
         site = obs.site
         if site is None or id(obs.node) in seen or eval_context(obs) is not None or site.node.args:
             continue
-        bypass = lambda st: any(x[0] == obs.scaler for x in value(st, "bypass"))  # noqa: E731
-        if not any(st.facts(obs.scaler).all_ready and not st.speculative and not bypass(st) for st in obs.states) \
-                and not _step_skipped_here(obs, bypass):
+        if not any(st.facts(obs.scaler).all_ready and not st.speculative for st in obs.states) \
+                and not _step_skipped_here(obs):
             continue
         seen.add(id(obs.node))
         out.append(obs)
     return out
 
 
-def _step_skipped_here(obs, bypass) -> bool:
+def _step_skipped_here(obs) -> bool:
     """A wrapper that steps on some paths and not on others, and updates on both."""
     stepped = skipped = False
     for st in obs.states:
         f = st.facts(obs.scaler)
-        if st.speculative or bypass(st) or not f.exact:
+        if st.speculative or not f.exact:
             continue
         if any(kind == STEPPED for _o, kind, _n in f.stages):
             stepped = True

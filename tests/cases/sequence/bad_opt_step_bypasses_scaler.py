@@ -9,7 +9,7 @@ def train(model, optimizer, loader):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         optimizer.step()  # error: AMP003
-        scaler.update()
+        scaler.update()  # error: AMP006
 
 
 def train_no_update(model, optimizer, loader):
