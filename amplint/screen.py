@@ -200,6 +200,8 @@ class _Walker:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
                         self.device_names.add(n.id)
+                    elif isinstance(n, ast.Attribute):
+                        self.device_names.add(n.attr)  # ``self.device = torch.device(...)``
 
     def _call(self, node: ast.Call) -> None:
         f = self.facts
@@ -251,6 +253,8 @@ class _Walker:
         if isinstance(v, (ast.Call, ast.JoinedStr)):
             return True
         if isinstance(v, ast.Attribute):
+            if slot == "device_type" and v.attr != "type":
+                self.name_args.append(v.attr)  # ``self.device``: suspicious if it holds a torch.device
             return v.attr not in _AMP_DTYPES and v.attr != "type" and isinstance(v.value, ast.Name) and v.value.id == "torch"
         if isinstance(v, ast.Name):
             self.name_args.append(v.id)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 
 
 class ScalerDeviceMismatch(Rule):
@@ -12,7 +13,9 @@ class ScalerDeviceMismatch(Rule):
     - `torch.amp.GradScaler()` (or `torch.GradScaler()`) without a device, in a file whose
       autocast regions are all literally `"cpu"`: the device defaults to `"cuda"`;
     - a number in the device position, `torch.amp.GradScaler(1024.0)`: a leftover from
-      `torch.cuda.amp.GradScaler(init_scale)`, whose first parameter was the initial scale.
+      `torch.cuda.amp.GradScaler(init_scale)`, whose first parameter was the initial scale; also
+      a parameter with a numeric default (`def make_scaler(init_scale=2.0**16):
+      return torch.amp.GradScaler(init_scale)`) that no caller in the file sets otherwise.
 
     The finding is reported on the `GradScaler(...)` constructor call.
 
@@ -80,67 +83,24 @@ class ScalerDeviceMismatch(Rule):
     NUMERIC = "`{ctor}({value})` passes {value} as the device, not the initial scale"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.arguments import autocast_cpu_only, numeric_device
         from ..model.usage import facts
 
         ctors = facts(model).ctors
-        if not ctors:
-            return
-        cpu_only = _autocast_cpu_only(model)
+        cpu_only = autocast_cpu_only(model) if ctors else False
         for c in ctors:
             if c.family not in ("device_first", "sharded") or c.enabled is False:
                 continue
             site = c.site
             head = model.code_for(site.node.func)
-            pos = site.positional()
-            from ..model.usage import numeric_literal
-
-            if pos and numeric_literal(pos[0].value):
-                value = model.code_for(pos[0].value)
-                yield Finding(
-                    node=site.node,
-                    stmt=site.stmt,
-                    message=self.NUMERIC.format(ctor=head, value=value),
-                    fix=_numeric_fix(model, c, head),
-                )
-            elif cpu_only and not pos and site.keyword("device") is None and not any(a.star for a in site.node.args):
-                yield Finding(
-                    node=site.node,
-                    stmt=site.stmt,
-                    message=self.message.format(ctor=head + "()"),
-                    fix=_cpu_fix(model, site, head),
-                )
-
-
-def _autocast_cpu_only(model) -> bool:
-    regions = [r for r in model.regions if r.kind == "autocast" and r.enabled is not False]
-    return bool(regions) and all(r.device == "cpu" for r in regions)
-
-
-def _numeric_fix(model, ctor, head: str) -> FixPlan | None:
-    """``GradScaler(a, b, ...)`` in the old order -> keywords (``init_scale=a, growth_factor=b``)."""
-    from ..model.usage import INIT_SCALE_FIRST, arg_texts, render_call
-
-    args = arg_texts(model, ctor.site.node)
-    if args is None:
-        return None
-    positional = [v for k, v in args if k is None]
-    keywords = [(k, v) for k, v in args if k is not None]
-    if ctor.family == "sharded" and len(positional) > 1:
-        return None  # ShardedGradScaler swaps growth/backoff: the intent is unclear
-    if len(positional) > len(INIT_SCALE_FIRST):
-        return None
-    named = list(zip(INIT_SCALE_FIRST, positional))
-    if {k for k, _ in named} & {k for k, _ in keywords}:
-        return None
-    text = render_call(head, named + keywords)
-    return FixPlan("safe", "Pass the number as `init_scale=`", [NodeEdit("replace", ctor.site.node, text)])
-
-
-def _cpu_fix(model, site, head: str) -> FixPlan | None:
-    from ..model.usage import arg_texts, render_call
-
-    args = arg_texts(model, site.node)
-    if args is None:
-        return None
-    text = render_call(head, [(None, '"cpu"')] + args)
-    return FixPlan("unsafe", 'Create the scaler for "cpu"', [NodeEdit("replace", site.node, text)])
+            number = numeric_device(model, c)
+            if number is not None:
+                yield Finding(node=site.node, stmt=site.stmt,
+                              message=self.NUMERIC.format(ctor=head, value=model.code_for(number)),
+                              fix=edits.init_scale_by_keyword(model, c, head))
+            elif cpu_only and not site.positional() and site.keyword("device") is None \
+                    and not any(a.star for a in site.node.args):
+                args = edits.arg_texts(model, site.node)
+                fix = None if args is None else edits.replace(
+                    site.node, edits.render_call(head, [(None, '"cpu"')] + args), 'Create the scaler for "cpu"', "unsafe")
+                yield Finding(node=site.node, stmt=site.stmt, message=self.message.format(ctor=head + "()"), fix=fix)

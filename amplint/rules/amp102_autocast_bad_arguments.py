@@ -2,7 +2,23 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
+
+_MESSAGES = {
+    "no_device": "`{callee}()` needs a device type: `{callee}(\"cuda\", ...)`",
+    "bad_device": "`{data}` is not a device type: use \"cuda\", \"cpu\", \"xpu\", ...",
+    "literal_device": "`{text}` is taken as the device type, which must be a string like \"cuda\"",
+    "device_call": "`device_type` must be a string, not a `torch.device`: raises ValueError",
+    "device_value": "`{text}` holds a `torch.device`, but `device_type` must be a string: use `{text}.type`",
+    "device_param": "`{text}` receives a `torch.device` from every caller in this file, but `device_type` must be a "
+                    "string: use `{text}.type`",
+    "bool_dtype": "The second positional argument of `{callee}` is `dtype`, not `enabled`: `{text}` raises TypeError",
+    "other_dtype": "`{text}` is not an autocast dtype: autocast warns and disables itself "
+                   "(use `torch.float16`, `torch.bfloat16`, or `enabled=False`)",
+    "literal_dtype": "`dtype` must be a `torch.dtype` such as `torch.float16`, not `{text}`",
+    "no_device_type": "`{callee}` needs `device_type` (a required keyword): raises TypeError",
+}
 
 
 class AutocastBadArguments(Rule):
@@ -10,8 +26,8 @@ class AutocastBadArguments(Rule):
     Checks the literal arguments of `torch.autocast` / `torch.amp.autocast`, and of
     `torch.amp.custom_fwd` / `custom_bwd`, for values that cannot work:
 
-    - a device type that is not a string: `torch.autocast(torch.device("cuda"))`, a name
-      bound only to `torch.device(...)`, `torch.autocast(True)`, a missing device, or a bare
+    - a device type that is not a string: `torch.autocast(torch.device("cuda"))`, a name or
+      attribute that only ever holds a `torch.device(...)` (`self.device`), `torch.autocast(True)`, a missing device, or a bare
       `@torch.autocast` decorator (also a bare `@torch.cuda.amp.autocast`, which is never
       called);
     - a string that names no device type: `torch.autocast("gpu")`;
@@ -51,14 +67,14 @@ class AutocastBadArguments(Rule):
     ```
 
     ## Known problems
-    Only literal values, names bound only to a `torch.device(...)` call in the same scope,
-    and parameters that every caller in the same file passes such a device are checked; a device held by an attribute (`self.device`) may be a string or a
-    `torch.device` and is not reported. Device types of out-of-tree backends that amplint
+    Only literal values, names and attributes whose every binding is a `torch.device(...)`
+    call, and parameters that every caller in the same file passes such a device are checked;
+    a device that comes from configuration or from another module is not reported. Device types of out-of-tree backends that amplint
     does not know are reported as unknown; add a `# noqa: AMP102` there.
 
     ## Fix safety
     Two safe fixes: `torch.device("cuda")` (a string literal inside) becomes `"cuda"`, and a
-    name bound only to a `torch.device(...)` call becomes `name.type`; a positional boolean
+    name or attribute bound only to `torch.device(...)` calls becomes `name.type`; a positional boolean
     in the dtype position becomes `enabled=<bool>`, keeping the device. For a parameter, the
     same `name.type` fix is unsafe: a caller in another module may pass a string. The other
     cases need a human to choose the device or dtype.
@@ -78,271 +94,35 @@ class AutocastBadArguments(Rule):
     reported_on = "the offending argument, or the call or decorator when the argument is missing"
 
     def check(self, model) -> Iterable[Finding]:
-        import libcst as cst
+        from ..model.arguments import autocast_problems
 
-        from ..model import autocast_facts as AF
-
-        for site in model.calls:
-            q = site.qual
-            if q is None:
-                continue
-            if q in AF.NEW_AUTOCAST or q in AF.DEPRECATED_AUTOCAST or q in AF.NEW_CUSTOM_FWD or q in AF.NEW_CUSTOM_BWD:
-                if isinstance(site.node.func, cst.Name) and _ambiguous(model, site.node.func.value):
-                    continue
-                if q in AF.NEW_AUTOCAST:
-                    yield from _new_autocast(model, site)
-                elif q in AF.DEPRECATED_AUTOCAST:
-                    yield from _old_autocast(model, site, q)
-                else:
-                    yield from _custom(model, site.node, site.stmt, q)
-        # bare decorators: ``@torch.autocast``, ``@torch.amp.custom_fwd``
-        for f in model.functions:
-            if f.is_module:
-                continue
-            for dec in f.node.decorators:
-                d = dec.decorator
-                if not isinstance(d, (cst.Name, cst.Attribute)):
-                    continue
-                q = model.imports.qualify(d)
-                if q is None or (isinstance(d, cst.Name) and _ambiguous(model, d.value)):
-                    continue
-                if q in AF.NEW_AUTOCAST or q in AF.DEPRECATED_AUTOCAST:
-                    text = model.code_for(d)
-                    yield Finding(node=d, stmt=None, message=f"`@{text}` must be called: `@{_example_call(q, text)}`")
-                elif q in AF.NEW_CUSTOM_FWD or q in AF.NEW_CUSTOM_BWD:
-                    text = model.code_for(d)
-                    yield Finding(node=d, stmt=None, message=f"`@{text}` needs `device_type` (a required keyword): raises TypeError when the class is defined")
+        for p in autocast_problems(model):
+            yield Finding(node=p.node, stmt=p.stmt, message=_message(model, p), fix=_fix(model, p))
 
 
-def _example_call(q: str, text: str) -> str:
-    return f"{text}()" if q.startswith(("torch.cuda.", "torch.cpu.")) else f'{text}("cuda")'
+def _message(model, p) -> str:
+    if p.kind == "bare_decorator":
+        text = model.code_for(p.node)
+        if p.data.startswith(("torch.amp.custom", "torch.amp.autocast_mode.custom")):
+            return f"`@{text}` needs `device_type` (a required keyword): raises TypeError when the class is defined"
+        example = f"{text}()" if p.data.startswith(("torch.cuda.", "torch.cpu.")) else f'{text}("cuda")'
+        return f"`@{text}` must be called: `@{example}`"
+    if p.kind == "old_enabled":
+        ns = "torch.cuda.amp" if p.site.qual.startswith("torch.cuda") else "torch.cpu.amp"
+        what = "a dtype" if p.data == "dtype" else "the device"
+        return (f"The first positional argument of `{ns}.autocast` is `enabled`, not {what}: "
+                f"`{model.code_for(p.node)}` raises TypeError")
+    value = p.node.value if p.kind == "bool_dtype" else p.node
+    callee = model.code_for(p.site.node.func)
+    return _MESSAGES[p.kind].format(callee=callee, data=p.data, text=model.code_for(value))
 
 
-def _ambiguous(model, name: str) -> bool:
-    """A name bound by several imports (a version fallback): which one runs is unknown."""
-    from ..model import autocast_facts as AF
-
-    return len(AF.tree(model).import_quals(name)) > 1
-
-
-def _new_autocast(model, site) -> Iterable[Finding]:
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-    from ..model.syntax import dtype_kind, literal_value
-
-    call = site.node
-    if AF.has_star(call):
-        return
-    callee = model.code_for(call.func)
-    dev = AF.arg_node(call, 0, "device_type")
-    if dev is None:
-        yield Finding(node=call, stmt=site.stmt, message=f"`{callee}()` needs a device type: `{callee}(\"cuda\", ...)`")
-        return
-    v = dev.value
-    lit = literal_value(v)
-    if isinstance(v, cst.SimpleString) and isinstance(lit, str):
-        kind = lit.split(":", 1)[0]
-        if kind not in AF.DEVICE_TYPES:
-            yield Finding(node=v, stmt=site.stmt, message=f"`{v.value}` is not a device type: use \"cuda\", \"cpu\", \"xpu\", ...")
-    elif isinstance(lit, (bool, int, float)) or (lit is None and isinstance(v, cst.Name)):
-        yield Finding(node=v, stmt=site.stmt, message=f"`{model.code_for(v)}` is taken as the device type, which must be a string like \"cuda\"")
-    elif isinstance(v, cst.Call) and AF.qual_of(model, v.func) == "torch.device":
-        yield Finding(node=v, stmt=site.stmt, message="`device_type` must be a string, not a `torch.device`: raises ValueError",
-                      fix=_device_call_fix(model, v))
-    elif isinstance(v, cst.Name) and _only_device_bindings(model, site.func, v.value):
-        yield Finding(node=v, stmt=site.stmt,
-                      message=f"`{v.value}` holds a `torch.device`, but `device_type` must be a string: use `{v.value}.type`",
-                      fix=FixPlan("safe", f"Pass `{v.value}.type`", [NodeEdit("replace", v, f"{v.value}.type")]))
-    elif isinstance(v, cst.Name) and _device_parameter(model, site.func, v.value):
-        # callers in other modules might pass a string: the fix is unsafe there
-        yield Finding(node=v, stmt=site.stmt,
-                      message=f"`{v.value}` receives a `torch.device` from every caller in this file, but `device_type` "
-                              f"must be a string: use `{v.value}.type`",
-                      fix=FixPlan("unsafe", f"Pass `{v.value}.type`", [NodeEdit("replace", v, f"{v.value}.type")]))
-    dt = AF.arg_node(call, 1, "dtype")
-    if dt is None:
-        return
-    dv = literal_value(dt.value)
-    if dt.keyword is None and isinstance(dv, bool):
-        pos = [a for a in call.args if a.keyword is None]
-        fix = None
-        if len(pos) == 2 and AF.arg_node(call, 99, "enabled") is None:
-            fix = FixPlan("safe", f"Pass `enabled={dv}`", [NodeEdit("replace", dt, f"enabled={model.code_for(dt.value)}")])
-        yield Finding(node=dt.value, stmt=site.stmt,
-                      message=f"The second positional argument of `{callee}` is `dtype`, not `enabled`: `{dv}` raises TypeError",
-                      fix=fix)
-        return
-    yield from _bad_dtype(model, site, dt.value, dtype_kind(dt.value, model.imports))
-
-
-def _bad_dtype(model, site, node, kind) -> Iterable[Finding]:
-    import libcst as cst
-
-    if kind == "other":
-        yield Finding(node=node, stmt=site.stmt,
-                      message=f"`{model.code_for(node)}` is not an autocast dtype: autocast warns and disables itself "
-                              "(use `torch.float16`, `torch.bfloat16`, or `enabled=False`)")
-    elif isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)):
-        yield Finding(node=node, stmt=site.stmt,
-                      message=f"`dtype` must be a `torch.dtype` such as `torch.float16`, not `{model.code_for(node)}`")
-
-
-def _old_autocast(model, site, qual: str) -> Iterable[Finding]:
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-    from ..model.syntax import dtype_kind
-
-    call = site.node
-    if AF.has_star(call):
-        return
-    ns = "torch.cuda.amp" if qual.startswith("torch.cuda") else "torch.cpu.amp"
-    en = AF.arg_node(call, 0, "enabled")
-    if en is not None and en.keyword is None:
-        v = en.value
-        q = AF.qual_of(model, v)
-        is_dtype = q is not None and dtype_kind(v, model.imports) in ("float16", "bfloat16", "other")
-        if isinstance(v, (cst.SimpleString, cst.ConcatenatedString)) or is_dtype:
-            yield Finding(node=v, stmt=site.stmt,
-                          message=f"The first positional argument of `{ns}.autocast` is `enabled`, not "
-                                  f"{'a dtype' if is_dtype else 'the device'}: `{model.code_for(v)}` raises TypeError")
-            return
-    dt = AF.arg_node(call, 1, "dtype")
-    if dt is not None:
-        yield from _bad_dtype(model, site, dt.value, dtype_kind(dt.value, model.imports))
-
-
-def _custom(model, call, stmt, qual: str) -> Iterable[Finding]:
-    from ..model import autocast_facts as AF
-
-    if AF.has_star(call) or AF.arg_node(call, 99, "device_type") is not None:
-        return
-    text = model.code_for(call.func)
-    yield Finding(node=call, stmt=stmt, message=f"`{text}` needs `device_type` (a required keyword): raises TypeError")
-
-
-def _device_call_fix(model, v) -> FixPlan | None:
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-    from ..model.syntax import literal_value
-
-    if AF.has_star(v) or not v.args or v.args[0].keyword is not None:
-        return None
-    if any(a.keyword is not None and a.keyword.value not in ("index",) for a in v.args):
-        return None
-    if len([a for a in v.args if a.keyword is None]) > 2:
-        return None
-    first = v.args[0].value
-    lit = literal_value(first)
-    if not isinstance(first, cst.SimpleString) or not isinstance(lit, str):
-        return None
-    kind = lit.split(":", 1)[0]
-    if kind not in AF.DEVICE_TYPES:
-        return None
-    return FixPlan("safe", f'Pass the device type "{kind}"', [NodeEdit("replace", v, f'"{kind}"')])
-
-
-def _only_device_bindings(model, func, name: str) -> bool:
-    """Every binding of ``name`` visible from ``func`` is ``name = torch.device(...)``."""
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-
-    if AF.shadowed(func, name):
-        return False
-    scope = func if func.is_local(name) else model.top
-    if scope is not func and name in func.assigned:
-        return False
-    found = False
-    for a in model.assignments:
-        if a.func is not scope or name not in a.targets:
-            continue
-        v = a.value
-        if not (isinstance(v, cst.Call) and AF.qual_of(model, v.func) == "torch.device") or len(a.targets) != 1:
-            return False
-        found = True
-    if not found:
-        return False
-    return not _other_bindings(scope.node, name)
-
-
-def _device_parameter(model, func, name: str) -> bool:
-    """``name`` is a parameter of ``func`` that the function never rebinds, and every call of
-    ``func`` in this file (at least one) passes it a ``torch.device(...)`` call or a name bound
-    only to one: ``def train(model, device): ... torch.autocast(device)`` called as
-    ``train(model, torch.device("cuda"))``."""
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-
-    if name not in func.params or name in func.assigned or _other_bindings(func.node, name):
-        return False
-    is_method = bool(func.params) and func.params[0] in ("self", "cls")
-    index = func.params.index(name) - (1 if is_method else 0)
-    found = False
-    for caller in model.functions:
-        for c in caller.calls:
-            if model.callee_of(c) is not func:
-                continue
-            arg = None
-            for i, a in enumerate(c.node.args):
-                if a.star:
-                    return False
-                if a.keyword is not None and a.keyword.value == name:
-                    arg = a
-                elif a.keyword is None and i == index and name not in func.kwonly:
-                    arg = a
-            if arg is None:
-                return False  # the default (or something we cannot see) is used
-            value = arg.value
-            if isinstance(value, cst.Call) and AF.qual_of(model, value.func) == "torch.device":
-                found = True
-            elif isinstance(value, cst.Name) and caller is not func and _only_device_bindings(model, caller, value.value):
-                found = True
-            else:
-                return False
-    return found
-
-
-def _other_bindings(root, name: str) -> bool:
-    """``name`` is bound by a for/with/except/walrus/import/def/augmented assignment in ``root``
-    (not descending into nested functions and classes below the root)."""
-    import libcst as cst
-
-    from ..model.syntax import children
-
-    stack = list(root.body.body) if isinstance(root, cst.FunctionDef) and isinstance(root.body, cst.IndentedBlock) else (
-        list(root.body) if isinstance(root, cst.Module) else [root])
-    while stack:
-        n = stack.pop()
-        targets = []
-        if isinstance(n, (cst.For, cst.CompFor)):
-            targets.append(n.target)
-        elif isinstance(n, cst.AsName):
-            targets.append(n.name)
-        elif isinstance(n, cst.NamedExpr):
-            targets.append(n.target)
-        elif isinstance(n, cst.AugAssign):
-            targets.append(n.target)
-        elif isinstance(n, (cst.Import, cst.ImportFrom)) and not isinstance(n.names, cst.ImportStar):
-            for al in n.names:
-                if al.asname is None and (cst.ensure_type(al.name, cst.Name).value if isinstance(al.name, cst.Name) else None) == name:
-                    return True
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
-            if n.name.value == name:
-                return True
-            continue
-        for t in targets:
-            stack2 = [t]
-            while stack2:
-                x = stack2.pop()
-                if isinstance(x, cst.Name) and x.value == name:
-                    return True
-                if isinstance(x, (cst.Tuple, cst.List)):
-                    stack2.extend(e.value for e in x.elements)
-                elif isinstance(x, cst.StarredElement):
-                    stack2.append(x.value)
-        stack.extend(children(n))
-    return False
+def _fix(model, p):
+    text = model.code_for(p.node.value if p.kind == "bool_dtype" else p.node)
+    if p.kind == "device_call" and p.data is not None:
+        return edits.replace(p.node, f'"{p.data}"', f'Pass the device type "{p.data}"')
+    if p.kind in ("device_value", "device_param"):
+        return edits.replace(p.node, f"{text}.type", f"Pass `{text}.type`", "safe" if p.kind == "device_value" else "unsafe")
+    if p.kind == "bool_dtype" and p.data:
+        return edits.replace(p.node, f"enabled={text}", f"Pass `enabled={text}`")
+    return None

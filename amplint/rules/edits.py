@@ -248,3 +248,23 @@ def unscaled_metric(model, site) -> FixPlan | None:
     if parent.text == "float" and len(parent.node.args) == 1 and parent.node.args[0].value is site.node:
         return replace(site.node, inner, "Report the unscaled value")
     return None
+
+
+def init_scale_by_keyword(model, ctor, head: str) -> FixPlan | None:
+    """AMP016: ``GradScaler(1024.0, ...)`` -> ``GradScaler(init_scale=1024.0, ...)`` (every positional
+    argument named by the old ``init_scale``-first order)."""
+    from ..torch_api import INIT_SCALE_FIRST
+
+    args = arg_texts(model, ctor.site.node)
+    if args is None:
+        return None
+    positional = [v for k, v in args if k is None]
+    keywords = [(k, v) for k, v in args if k is not None]
+    if ctor.family == "sharded" and len(positional) > 1:
+        return None  # ShardedGradScaler swaps growth/backoff: the intent is unclear
+    if len(positional) > len(INIT_SCALE_FIRST):
+        return None
+    named = list(zip(INIT_SCALE_FIRST, positional))
+    if {k for k, _ in named} & {k for k, _ in keywords}:
+        return None
+    return replace(ctor.site.node, render_call(head, named + keywords), "Pass the number as `init_scale=`")
