@@ -65,7 +65,7 @@ class FileResult(Record):
     def to_cache(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.diagnostics:
-            out["diagnostics"] = [{**d.to_json(), "severity": d.severity} for d in self.diagnostics]
+            out["diagnostics"] = [d.to_json() for d in self.diagnostics]
         if self.warnings:
             out["warnings"] = self.warnings
         if self.analysed:
