@@ -557,8 +557,11 @@ def _usage_error(message: str) -> None:
 def _register_runtime() -> None:
     from .runtime.cli import bench, verify
 
+    from .server import server
+
     main.add_command(verify)
     main.add_command(bench)
+    main.add_command(server)
 
 
 _register_runtime()
