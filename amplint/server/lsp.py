@@ -49,8 +49,11 @@ class DocumentLinter:
     def __init__(self) -> None:
         from ..rules import all_rules
 
+        from ..engine import big_stack_executor
+
         self.rules = all_rules()
         self.reload()
+        self._executor = big_stack_executor()
         import libcst  # noqa: F401 - paid once, at start-up, not on the first keystroke
 
         from .. import model  # noqa: F401
@@ -68,6 +71,10 @@ class DocumentLinter:
         return linter, s.is_excluded(Path(path))
 
     def lint(self, path: str, text: str) -> FileResult:
+        """Lint on the one analysis thread (its large stack is set up once, not per lint)."""
+        return self._executor.submit(self._lint, path, text).result()
+
+    def _lint(self, path: str, text: str) -> FileResult:
         linter, excluded = self.linter_for(path)
         if excluded:
             return FileResult(path)
@@ -79,6 +86,9 @@ class DocumentLinter:
         return linter.check_bytes(data, path, explicit=True)
 
     def fix_all(self, path: str, text: str) -> str | None:
+        return self._executor.submit(self._fix_all, path, text).result()
+
+    def _fix_all(self, path: str, text: str) -> str | None:
         """The text with every safe fix applied (None: nothing to fix, or a notebook)."""
         if path.endswith(".ipynb"):
             return None
