@@ -401,7 +401,8 @@ def load_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
         target = Path(os.path.expanduser(ext))
         if not target.is_absolute():
             target = current.parent / target
-        if not target.is_file() and os.path.abspath(target) != os.devnull:
+        target = Path(os.path.normpath(os.path.abspath(target)))
+        if not target.is_file() and str(target) != os.devnull:
             raise ConfigError(f"{current}: `extend`: no such configuration file: {target}")
         current = target
     chain.reverse()
