@@ -6,7 +6,8 @@ A file's settings come from the configuration nearest to it, looking upwards fro
 ``extend = "../pyproject.toml"`` another (its settings override the extended file's; relative
 paths and patterns of each file are read relative to that file's folder). ``--config FILE``
 uses one file for every linted file; ``--isolated`` uses none. The command line wins over
-every file: ``--config KEY=VALUE`` first, then the dedicated options (``--select``...).
+every file: ``--config KEY=VALUE`` replaces that key of the nearest file (as if written there),
+then the dedicated options (``--select``...) apply.
 Rule selection is resolved layer by layer, like ruff's: each layer (extended file, file,
 ``--config KEY=VALUE``, command line) that sets ``select`` starts again from it; a layer that
 only sets ``extend-select`` / ``ignore`` adjusts what the layers before it selected; within one
@@ -569,8 +570,16 @@ class Workspace:
         codes = self.codes
         cwd = str(self.cwd)
         layers: list[tuple[str, str, dict]] = [(str(p), str(Path(os.path.abspath(p)).parent), t) for p, t in chain]
-        for o, table in zip(cli.overrides, self._override_tables):
-            layers.append((f"--config `{o}`", cwd, table))
+        if self._override_tables:
+            # ``--config KEY=VALUE`` replaces that key of the nearest file, as if written there
+            merged: dict[str, Any] = dict(layers[-1][2]) if layers else {}
+            for table in self._override_tables:
+                merged.update(table)
+            where = "--config " + " ".join(f"`{o}`" for o in cli.overrides)
+            if layers:
+                layers[-1] = (f"{layers[-1][0]} with {where}", layers[-1][1], merged)
+            else:
+                layers.append((where, cwd, merged))
 
         selections: list[Selection] = []
         pfi: list[tuple[str, str, tuple[str, ...]]] = []
