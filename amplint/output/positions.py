@@ -160,8 +160,9 @@ class NotebookMap:
                     col = 1
                 elif ch:
                     col += 1
-            if line == row and column >= col:
-                return self._row_col(off + chars[-1][0])
+            last_is_newline = len(chars) > 1 and chars[-2][1] == "\n"
+            if line == row and column >= col and not last_is_newline and off == offsets[-1]:
+                return self._row_col(off + chars[-1][0])  # past the end of the cell's last line
         return None
 
 
