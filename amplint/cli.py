@@ -442,7 +442,8 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
             click.echo(f"amplint: error: {e}", err=True)
             return 2
         if stale and not quiet:
-            click.echo(f"amplint: note: {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer match a finding "
+            click.echo(f"amplint: note: {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer "
+                       f"match{'' if stale != 1 else 'es'} a finding "
                        "(fixed, or changed); --write-baseline records the current state", err=True)
     ctx = RenderContext(unsafe_fixes=unsafe, fix_mode=fix, fixed_count=fixed, read_source=_read_source, color=color,
                         baselined=baselined)
