@@ -309,15 +309,7 @@ def config_in(directory: str, names: set[str] | None = None) -> Path | None:
         if n == "pyproject.toml":
             if not os.path.isfile(candidate):
                 continue
-            try:
-                from .files import read_regular
-
-                raw = read_regular(candidate)
-            except OSError:
-                continue
-            if b"amplint" not in raw:
-                continue
-            data = _read_toml(Path(candidate))
+            data = _read_toml(Path(candidate))  # a damaged pyproject.toml is an error, as in ruff
             tool = data.get("tool")
             if isinstance(tool, dict) and "amplint" in tool:
                 return Path(candidate)
@@ -535,7 +527,7 @@ class Workspace:
         else:
             key_config = self._config_of(d, names)
             chain = self._chain(key_config) if key_config is not None else []
-        pin = self._pin_of(d, names)
+        pin = None if self.cli.isolated else self._pin_of(d, names)  # --isolated reads no project file
         key = (key_config, pin)
         s = self._settings.get(key)
         if s is None:

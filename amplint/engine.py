@@ -638,11 +638,13 @@ def lint_source(source: str | bytes, filename: str = "<stdin>", *, settings: Set
 def lint_paths(paths: Iterable[str], *, settings: Settings | None = None, select: Iterable[str] | None = None,
                jobs: int | None = 1, cache: bool = False) -> list[Diagnostic]:
     """Lint files and directories; returns all diagnostics sorted by (path, row, column, code)."""
-    from .config import CliOverrides, build_settings
+    from .config import CliOverrides
     from .runner import run
 
     paths = list(paths)
-    if settings is None:
-        settings = build_settings(paths, CliOverrides(select=list(select) if select else None), all_rules())
+    if settings is None:  # each file its nearest configuration, as on the command line
+        from .config import Workspace
+
+        settings = Workspace(CliOverrides(select=list(select) if select else None), all_rules())
     results = run(paths, settings, jobs=jobs, use_cache=cache)
     return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
