@@ -24,12 +24,41 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
+COMMAND_RULE = """\
+`amplint check [PATHS]...` always lints. `amplint [OPTIONS] [PATHS]...` without a command
+lints too. A first argument that names a command (verify, bench, server) runs it, unless a
+file or folder of that name exists in the current folder and the next argument is not an
+option of the command: then it is a path to lint (`amplint bench` lints ./bench/;
+`amplint bench --device cuda` runs the benchmark)."""
+
+
+def _is_option_of(cmd: click.Command, arg: str) -> bool:
+    name = arg.split("=", 1)[0]
+    if name in ("-h", "--help"):
+        return True
+    for p in cmd.params:
+        if isinstance(p, click.Option) and (name in p.opts or name in p.secondary_opts):
+            return True
+    return False
+
+
 class DefaultGroup(click.Group):
-    """``amplint PATHS`` runs ``check``; ``amplint verify`` / ``amplint bench`` run those."""
+    """``amplint PATHS`` runs ``check``; ``amplint verify`` / ``bench`` / ``server`` run those
+    (see :data:`COMMAND_RULE` for a word that names both a command and a path)."""
 
     default_command = "check"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.commands and args[0] != self.default_command and os.path.lexists(args[0]):
+            cmd = self.commands[args[0]]
+            nxt = args[1] if len(args) > 1 else None
+            if nxt is None or not nxt.startswith("-") or not _is_option_of(cmd, nxt):
+                if not any(a in ("-q", "--quiet", "-s", "--silent") for a in args):
+                    kind = "folder" if os.path.isdir(args[0]) else "file"
+                    sys.stderr.write(
+                        f"amplint: note: `{args[0]}` is a {kind} here, so it is linted (as `amplint check {args[0]}`); "
+                        f"to run the `{args[0]}` command, give one of its options (`amplint {args[0]} --help`)\n")
+                args = [self.default_command, *args]
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
@@ -50,27 +79,59 @@ class DefaultGroup(click.Group):
             sys.exit(2)
 
     def format_usage(self, ctx, formatter):
-        formatter.write_usage("amplint", "[OPTIONS] [PATHS]...\n       amplint verify [OPTIONS]\n       amplint bench [OPTIONS]")
+        prefix = "Usage: "
+        lines = ["amplint [OPTIONS] [PATHS]...", "amplint check [OPTIONS] [PATHS]...", "amplint verify [OPTIONS]",
+                 "amplint bench [OPTIONS]", "amplint server [OPTIONS]"]
+        formatter.write(prefix + lines[0] + "\n")
+        for line in lines[1:]:
+            formatter.write(" " * len(prefix) + line + "\n")
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 def main() -> None:
     """amplint: find PyTorch mixed-precision (AMP) misuse before it ruins a training run.
 
-    Run `amplint [OPTIONS] [PATHS]...` to lint (the `check` command; see `amplint check --help`),
-    `amplint verify` to prove each rule's failure mode by running its fixture loops, and
-    `amplint bench` to measure FP32 against float16 and bfloat16 on your model.
+    `amplint check [PATHS]...` (or just `amplint [PATHS]...`) lints; see `amplint check --help`.
+    `amplint verify` proves each rule's failure mode by running its fixture loops,
+    `amplint bench` measures FP32 against float16 and bfloat16 on your model, and
+    `amplint server` is a language server for editors.
+
+    \b
+    A first argument that names both a command and a file or folder of the current folder is
+    a path to lint (`amplint bench` lints ./bench/), unless the next argument is an option of
+    the command (`amplint bench --device cuda` runs the benchmark).
     """
 
 
-@main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
+def _color_enabled(choice: str, stream) -> bool:
+    """``--color``: always / never, or auto: FORCE_COLOR forces colour, NO_COLOR turns it off
+    (https://no-color.org), otherwise colour when the output is a terminal."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    force = os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE")
+    if force and force != "0":
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+@main.command("check", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable (e.g. AMP0, ALL).")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Enable these on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
 @click.option("--per-file-ignores", "per_file_ignores", multiple=True, metavar="GLOB:CODES",
-              help="Ignore codes in files matching a glob, e.g. 'tests/*:AMP001'.")
-@click.option("--output-format", type=click.Choice(FORMAT_CHOICES), default=None, help="Output format (default: concise).")
+              help="Ignore codes in files matching a glob, e.g. 'tests/**:AMP001'.")
+@click.option("--output-format", type=click.Choice(FORMAT_CHOICES), default=None, metavar="FORMAT",
+              help="concise (default), full, json, json-lines, github or sarif.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the findings to FILE instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied, even if nothing remains.")
@@ -78,38 +139,74 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes in --fix and --diff.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing files.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments to every line with a finding.")
+@click.option("--baseline", "baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report only findings that are not recorded in FILE.")
+@click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline FILE and exit 0.")
 @click.option("--explain", metavar="CODE", help="Print the documentation of a rule.")
 @click.option("--list-rules", is_flag=True, help="List every rule: code, name, default, fix availability.")
-@click.option("--config", "config", type=click.Path(dir_okay=False), help="Read settings from this TOML file.")
+@click.option("--show-settings", is_flag=True, help="Print the settings used for the first path, then exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, then exit.")
+@click.option("--config", "config", multiple=True, metavar="FILE|KEY=VALUE",
+              help="A configuration file to use for every file, or a `KEY = VALUE` TOML pair overriding one setting.")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Replace the default exclude list.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOB", help="Exclude these on top of the defaults.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to paths named on the command line (pre-commit).")
-@click.option("--stdin-filename", metavar="PATH", help="The name of the file read from stdin (with `-`).")
+@click.option("--respect-gitignore/--no-respect-gitignore", "respect_gitignore", default=None,
+              help="Skip files ignored by .gitignore, .ignore and git's excludes (default: on).")
+@click.option("--stdin-filename", metavar="PATH", help="Read the source from stdin; PATH names it (config, output).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: available cores).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Where to keep the cache (default: .amplint_cache).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Where to keep the cache (default: .amplint_cache).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", metavar="WHEN",
+              help="Colour the output: auto (default; honours NO_COLOR and FORCE_COLOR), always or never.")
+@click.option("-v", "--verbose", is_flag=True, help="Also say which configuration each file uses, cache hits, timings.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit status tells.")
 @click.version_option(__version__, "--version", prog_name="amplint", message="%(prog)s %(version)s")
-def check(paths, select, extend_select, ignore, per_file_ignores, output_format, statistics, exit_zero,
-          exit_non_zero_on_fix, fix, unsafe_fixes, diff, add_noqa, explain, list_rules, config, isolated, exclude,
-          extend_exclude, force_exclude, stdin_filename, jobs, no_cache, cache_dir, quiet) -> None:
-    """Lint PATHS (files or directories; default: the current directory). Use `-` for stdin."""
-    from .config import CliOverrides, ConfigError, build_settings
+def check(paths, select, extend_select, ignore, per_file_ignores, output_format, output_file, statistics, exit_zero,
+          exit_non_zero_on_fix, fix, unsafe_fixes, diff, add_noqa, baseline, write_baseline, explain, list_rules,
+          show_settings, show_files, config, isolated, exclude, extend_exclude, force_exclude, respect_gitignore,
+          stdin_filename, jobs, no_cache, cache_dir, color, verbose, quiet, silent) -> None:
+    """Lint PATHS (files or folders; default: the current folder). `-` or --stdin-filename reads stdin.
+
+    Each file gets the settings of its nearest configuration file (.amplint.toml, amplint.toml, or
+    a pyproject.toml with [tool.amplint]); the options here override them.
+    """
+    import time
+
+    from .config import CliOverrides, ConfigError, Workspace
     from .files import PathError
     from .rules import all_rules
 
+    t0 = time.perf_counter()
     rules = all_rules()
     if explain is not None:
         sys.exit(_explain(explain, rules))
     if list_rules:
         _list_rules(rules, output_format)
         sys.exit(0)
+    stdin_mode = paths == ("-",) or (stdin_filename is not None and not paths)
+    if stdin_filename is not None and paths and paths != ("-",):
+        _usage_error("--stdin-filename reads the source from stdin: give no PATHS (or `-`)")
     paths = list(paths) or ["."]
+    if stdin_mode:
+        paths = ["-"]
     if select and not _codes(select):
         _usage_error("--select needs at least one code or prefix (use --ignore ALL to disable every rule)")
-    if isolated and config:
+    config_files = [c for c in config if not _is_override(c)]
+    overrides = [c for c in config if _is_override(c)]
+    if len(config_files) > 1:
+        _usage_error("--config: give at most one configuration file (and any number of KEY=VALUE pairs)")
+    if isolated and config_files:
         _usage_error("--config cannot be used with --isolated (which ignores every configuration file)")
+    if write_baseline and not baseline:
+        _usage_error("--write-baseline needs --baseline FILE (where to record the findings)")
+    if write_baseline and (fix or diff or add_noqa):
+        _usage_error("--write-baseline cannot be combined with --fix, --diff or --add-noqa")
+    if silent:
+        quiet = True
     pfi: dict[str, list[str]] = {}
     for item in per_file_ignores:
         glob, sep, codes = item.rpartition(":")
@@ -125,31 +222,125 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
         extend_exclude=list(extend_exclude),
         cache_dir=cache_dir,
         force_exclude=force_exclude,
-        config=config,
+        config=config_files[0] if config_files else None,
         isolated=isolated,
+        respect_gitignore=respect_gitignore,
+        overrides=overrides,
     )
     try:
-        settings = build_settings(paths, cli, rules)
+        ws = Workspace(cli, rules)
+        first = stdin_filename if stdin_mode and stdin_filename else paths[0]
+        settings = ws.for_path(first if first != "-" else ".")
+        if show_settings:
+            click.echo(_show_settings(first, settings, rules))
+            sys.exit(0)
+        if show_files:
+            from .files import discover
+
+            for c in sorted(discover(paths, ws), key=lambda c: c.name):
+                click.echo(c.name)
+            sys.exit(0)
     except ConfigError as e:
         click.echo(f"amplint: error: {e}", err=True)
         sys.exit(2)
+    except PathError as e:
+        click.echo(f"amplint: error: {e}", err=True)
+        sys.exit(2)
     fmt = output_format or "concise"
+    stats = None
     try:
-        if paths == ["-"]:
+        if stdin_mode:
             results = _lint_stdin(settings, stdin_filename, fix=fix, diff=diff, unsafe=unsafe_fixes)
         elif fix or diff or add_noqa:
             from .fixer import fix_paths
 
-            results = fix_paths(paths, settings, unsafe=unsafe_fixes, diff=diff, add_noqa=add_noqa, jobs=jobs)
+            results = fix_paths(paths, ws, unsafe=unsafe_fixes, diff=diff, add_noqa=add_noqa, jobs=jobs,
+                                use_cache=not no_cache)
         else:
             from .runner import run
 
-            results = run(paths, settings, jobs=jobs, use_cache=not no_cache)
+            results = run(paths, ws, jobs=jobs, use_cache=not no_cache)
+        if not stdin_mode:
+            from . import runner
+
+            stats = runner.LAST_RUN
     except PathError as e:
         click.echo(f"amplint: error: {e}", err=True)
         sys.exit(2)
-    sys.exit(_report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe_fixes, quiet, add_noqa,
-                     err=paths == ["-"] and fix and not diff))
+    except ConfigError as e:
+        click.echo(f"amplint: error: {e}", err=True)
+        sys.exit(2)
+    if verbose:
+        _verbose(results, stats, ws, time.perf_counter() - t0)
+    out_stream = None
+    if output_file:
+        try:
+            out_stream = open(output_file, "w", encoding="utf-8")
+        except OSError as e:
+            click.echo(f"amplint: error: --output-file {output_file}: {e.strerror or e}", err=True)
+            sys.exit(2)
+    to_err = stdin_mode and fix and not diff
+    use_color = _color_enabled(color, out_stream or (sys.stderr if to_err else sys.stdout))
+    try:
+        code = _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe_fixes, quiet,
+                       add_noqa, err=to_err, out=out_stream, color=use_color, silent=silent, baseline=baseline,
+                       write_baseline=write_baseline)
+    finally:
+        if out_stream is not None:
+            out_stream.close()
+    sys.exit(code)
+
+
+def _is_override(value: str) -> bool:
+    """``--config`` takes a file, or a ``KEY = VALUE`` pair (a value that is not a file and
+    has an ``=``)."""
+    return "=" in value and not os.path.isfile(value)
+
+
+def _show_settings(first: str, s, rules) -> str:
+    from .requirements import format_version
+
+    def patterns(items) -> str:
+        return "\n".join(f"    {p}  (from {a})" if "/" in p else f"    {p}" for a, p in items) or "    (none)"
+
+    target = s.options.target_torch_version
+    lines = [
+        f"Settings for: {first}",
+        f"config file: {s.config_file or '(none: defaults)'}",
+    ]
+    if len(s.config_chain) > 1:
+        lines.append("extends: " + " <- ".join(str(p) for p in s.config_chain))
+    lines += [
+        f"project root: {s.root}",
+        f"enabled rules ({len(s.enabled)}): {', '.join(sorted(s.enabled))}",
+        f"disabled rules: {', '.join(sorted(r.code for r in rules if r.code not in s.enabled)) or '(none)'}",
+        "per-file-ignores:",
+        "\n".join(f"    {p}: {', '.join(c)}  (from {a})" for a, p, c in s.per_file_ignores) or "    (none)",
+        "exclude:",
+        patterns(s.exclude),
+        "extend-exclude:",
+        patterns(s.extend_exclude),
+        f"force-exclude: {str(s.force_exclude).lower()}",
+        f"respect-gitignore: {str(s.respect_gitignore).lower()}",
+        f"scaler-names: {list(s.options.scaler_names)}",
+        f"eval-function-patterns: {list(s.options.eval_patterns)}",
+        f"target-torch-version: {format_version(target) + ' (from ' + str(s.target_source) + ')' if target else '(none: a current torch)'}",
+        f"max-file-size: {s.max_file_size}",
+        f"cache-dir: {s.cache_dir}",
+    ]
+    return "\n".join(lines)
+
+
+def _verbose(results, stats, ws, elapsed: float) -> None:
+    err = sys.stderr
+    settings = stats.settings if stats is not None else []
+    for s in settings:
+        chain = " <- ".join(str(p) for p in s.config_chain) if s.config_chain else "(defaults)"
+        err.write(f"amplint: config {chain}: root {s.root}, {len(s.enabled)} rules, cache {s.cache_dir}\n")
+    if stats is not None:
+        err.write(f"amplint: {stats.files} files, {stats.cache_hits} from the cache, {stats.linted} linted "
+                  f"({stats.workers} worker{'s' if stats.workers != 1 else ''})\n")
+    err.write(f"amplint: finished in {elapsed:.2f} s\n")
 
 
 _STDIN_SOURCES: dict[str, str] = {}
@@ -201,17 +392,28 @@ def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = Fal
 
 
 def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff, unsafe, quiet, add_noqa,
-            err: bool = False) -> int:
-    """Print the results; ``err``: everything on stderr (stdout holds the fixed source)."""
+            err: bool = False, out=None, color: bool = False, silent: bool = False, baseline: str | None = None,
+            write_baseline: bool = False) -> int:
+    """Print the results; ``err``: everything on stderr (stdout holds the fixed source);
+    ``out``: the findings go to this file (``--output-file``)."""
     from .diagnostics import Diagnostic
-    from .output import RenderContext, render, summary
+    from .output import RenderContext, fails, render, summary
+
+    def emit(text: str, nl: bool = True, to_err: bool = False) -> None:
+        if silent:
+            return
+        if out is not None and not to_err:
+            out.write(text + ("\n" if nl else ""))
+        else:
+            click.echo(text, nl=nl, err=err or to_err, color=color if color else None)
 
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
     errors = [e for r in results for e in r.errors]
     warnings = [w for r in results for w in r.warnings]
     fixed = sum(r.fixes_applied for r in results)
     for w in warnings:
-        click.echo(f"amplint: warning: {w}", err=True)
+        if not silent:
+            click.echo(f"amplint: warning: {w}", err=True)
     for e in errors:
         click.echo(f"amplint: error: {e}", err=True)
     if diff:
@@ -219,25 +421,43 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
 
         text = render_diff(results)
         if text:
-            click.echo(text, nl=False, err=err)
+            emit(text, nl=False)
         code = 1 if any(r.fixed_text is not None for r in results) else 0
         return 2 if errors else code
     if add_noqa:
         n = sum(r.fixes_applied for r in results)
-        click.echo(f"Added {n} noqa directive{'s' if n != 1 else ''}.", err=True)
+        emit(f"Added {n} noqa directive{'s' if n != 1 else ''}.", to_err=True)
         return 2 if errors else 0
-    ctx = RenderContext(unsafe_fixes=unsafe, fix_mode=fix, fixed_count=fixed, read_source=_read_source)
+    baselined = 0
+    if baseline:
+        from . import baseline as bl
+
+        try:
+            if write_baseline:
+                n = bl.write(baseline, diagnostics, _read_source)
+                emit(f"Recorded {n} finding{'s' if n != 1 else ''} in the baseline {baseline}.", to_err=True)
+                return 2 if errors else 0
+            diagnostics, baselined, stale = bl.filter_new(baseline, diagnostics, _read_source)
+        except (bl.BaselineError, OSError) as e:
+            click.echo(f"amplint: error: {e}", err=True)
+            return 2
+        if stale and not quiet:
+            click.echo(f"amplint: note: {stale} baseline entr{'ies' if stale != 1 else 'y'} no longer "
+                       f"match{'' if stale != 1 else 'es'} a finding "
+                       "(fixed, or changed); --write-baseline records the current state", err=True)
+    ctx = RenderContext(unsafe_fixes=unsafe, fix_mode=fix, fixed_count=fixed, read_source=_read_source, color=color,
+                        baselined=baselined)
     if statistics:
-        click.echo(_statistics(diagnostics, fmt), nl=False, err=err)
+        emit(_statistics(diagnostics, fmt), nl=False)
     else:
-        out = render(fmt, diagnostics, ctx)
-        if out:
-            click.echo(out, nl=False, err=err)
+        text = render(fmt, diagnostics, ctx)
+        if text:
+            emit(text, nl=False)
         if fmt in ("concise", "full") and not quiet:
-            click.echo(summary(diagnostics, ctx), err=err)
+            emit(summary(diagnostics, ctx))
     if errors:
         return 2
-    if diagnostics and not exit_zero:
+    if any(fails(d) for d in diagnostics) and not exit_zero:
         return 1
     if fix and fixed and exit_non_zero_on_fix:
         return 1
@@ -311,13 +531,20 @@ def _list_rules(rules, fmt) -> None:
 
         click.echo(json.dumps([
             {"code": r.code, "name": r.name, "default": r.default_enabled, "fix": r.fix_availability,
-             "summary": r.summary()} for r in rules
+             "severity": r.severity, "summary": r.summary()} for r in rules
         ], indent=2))
         return
+    import shutil
+    import textwrap
+
+    width = min(max(shutil.get_terminal_size((100, 24)).columns, 60), 100)
     w = max(len(r.name) for r in rules)
-    click.echo(f"{'code':<7} {'name':<{w}}  {'default':<7}  {'fix':<9}  summary")
+    click.echo(f"{'code':<7} {'name':<{w}}  {'default':<9}  fix")
     for r in rules:
-        click.echo(f"{r.code:<7} {r.name:<{w}}  {'on' if r.default_enabled else 'off':<7}  {r.fix_availability:<9}  {r.summary()}")
+        default = ("on" if r.default_enabled else "off") + (" (info)" if r.severity == "info" else "")
+        click.echo(f"{r.code:<7} {r.name:<{w}}  {default:<9}  {r.fix_availability}")
+        for line in textwrap.wrap(r.summary(), width - 8):
+            click.echo(" " * 8 + line)
 
 
 def _usage_error(message: str) -> None:
@@ -331,8 +558,11 @@ def _usage_error(message: str) -> None:
 def _register_runtime() -> None:
     from .runtime.cli import bench, verify
 
+    from .server import server
+
     main.add_command(verify)
     main.add_command(bench)
+    main.add_command(server)
 
 
 _register_runtime()

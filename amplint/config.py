@@ -1,8 +1,21 @@
-"""Settings: ``[tool.amplint]`` in the nearest pyproject.toml, overridden by the command line."""
+"""Settings: the nearest configuration file of each linted file, overridden by the command line.
+
+A file's settings come from the configuration nearest to it, looking upwards from its folder:
+``.amplint.toml``, ``amplint.toml`` (the whole file is the table) or a ``pyproject.toml`` with a
+``[tool.amplint]`` table, in that order of precedence within one folder. A configuration may
+``extend = "../pyproject.toml"`` another (its settings override the extended file's; relative
+paths and patterns of each file are read relative to that file's folder). ``--config FILE``
+uses one file for every linted file; ``--isolated`` uses none. The command line wins over
+every file: ``--config KEY=VALUE`` replaces that key of the nearest file (as if written there),
+then the dedicated options (``--select``...) apply.
+Rule selection is resolved layer by layer, like ruff's: each layer (extended file, file,
+``--config KEY=VALUE``, command line) that sets ``select`` starts again from it; a layer that
+only sets ``extend-select`` / ``ignore`` adjusts what the layers before it selected; within one
+layer the most specific selector wins and, on a tie, ``ignore``.
+"""
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from pathlib import Path
@@ -65,7 +78,9 @@ DEFAULT_EVAL_PATTERNS = (
     "test_epoch",
 )
 
+
 KNOWN_KEYS = {
+    "extend",
     "select",
     "ignore",
     "extend-select",
@@ -74,12 +89,16 @@ KNOWN_KEYS = {
     "exclude",
     "extend-exclude",
     "force-exclude",
+    "respect-gitignore",
     "scaler-names",
     "eval-function-patterns",
     "extend-eval-function-patterns",
     "cache-dir",
     "max-file-size",
+    "target-torch-version",
 }
+
+CONFIG_NAMES = (".amplint.toml", "amplint.toml", "pyproject.toml")
 
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 
@@ -89,36 +108,42 @@ class ConfigError(Exception):
 
 
 class RuleOptions(Record):
-    __slots__ = _fields = ("scaler_names", "eval_patterns")
-    _defaults = {"scaler_names": (), "eval_patterns": DEFAULT_EVAL_PATTERNS}
+    __slots__ = _fields = ("scaler_names", "eval_patterns", "target_torch_version")
+    _defaults = {"scaler_names": (), "eval_patterns": DEFAULT_EVAL_PATTERNS, "target_torch_version": None}
     scaler_names: tuple[str, ...]
     eval_patterns: tuple[str, ...]
+    #: the oldest torch the project supports (``target-torch-version`` or its declared
+    #: requirement), or None: a current torch
+    target_torch_version: tuple[int, ...] | None
 
     def fingerprint(self) -> str:
-        return repr([list(self.scaler_names), list(self.eval_patterns)])
+        return repr([list(self.scaler_names), list(self.eval_patterns), self.target_torch_version])
 
 
 class Settings(Record):
     _fields = (
         "enabled", "root", "config_file", "exclude", "extend_exclude", "per_file_ignores", "options", "cache_dir",
-        "force_exclude", "max_file_size",
+        "force_exclude", "max_file_size", "respect_gitignore", "config_chain", "target_source",
     )
-    __slots__ = _fields + ("_excluder",)
+    __slots__ = _fields + ("_excluder", "_pfi")
     _defaults = {
-        "config_file": None, "exclude": DEFAULT_EXCLUDE, "extend_exclude": (), "per_file_ignores": Factory(dict),
+        "config_file": None, "exclude": (), "extend_exclude": (), "per_file_ignores": (),
         "options": Factory(lambda: RuleOptions()), "cache_dir": None, "force_exclude": False,
-        "max_file_size": DEFAULT_MAX_FILE_SIZE,
+        "max_file_size": DEFAULT_MAX_FILE_SIZE, "respect_gitignore": True, "config_chain": (), "target_source": None,
     }
     enabled: frozenset[str]
     root: Path
     config_file: Path | None
-    exclude: tuple[str, ...]
-    extend_exclude: tuple[str, ...]
-    per_file_ignores: dict[str, tuple[str, ...]]
+    exclude: tuple[tuple[str, str], ...]  # (anchor folder, pattern)
+    extend_exclude: tuple[tuple[str, str], ...]
+    per_file_ignores: tuple[tuple[str, str, tuple[str, ...]], ...]  # (anchor folder, pattern, codes)
     options: RuleOptions
     cache_dir: Path | None
     force_exclude: bool
     max_file_size: int
+    respect_gitignore: bool
+    config_chain: tuple[Path, ...]  # the files read, extended ones first
+    target_source: str | None  # where target-torch-version came from
 
     def fingerprint(self) -> str:
         """Everything that changes what a file's diagnostics are."""
@@ -126,62 +151,41 @@ class Settings(Record):
 
         payload = repr(
             [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(), self.max_file_size,
-             sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)]
+             sorted((a, p, list(c)) for a, p, c in self.per_file_ignores), str(self.root)]
         )
         return _digest(payload.encode())
 
     def ignored_for(self, path: Path) -> set[str]:
         if not self.per_file_ignores:
             return set()
-        rel = _relative(path, self.root)
+        compiled = getattr(self, "_pfi", None)
+        if compiled is None:
+            from .globs import PatternSet
+
+            compiled = [(PatternSet([(a, p)]), codes) for a, p, codes in self.per_file_ignores]
+            self._pfi = compiled
         out: set[str] = set()
-        for pattern, codes in self.per_file_ignores.items():
-            if _match_path(rel, path.name, pattern):
+        for matcher, codes in compiled:
+            if matcher.path(str(path), str(self.root)):
                 out.update(codes)
         return out
 
     def is_excluded(self, path: Path) -> bool:
-        """A path named on the command line: any of its components, or any prefix of its path
-        relative to the project root, may match."""
-        rel = _relative(path, self.root)
-        for pattern in self.exclude + self.extend_exclude:
-            if _match_path(rel, path.name, pattern):
-                return True
-        return False
+        """A path named on the command line: it or any folder above it may match."""
+        return self.excluder.path(str(path), str(self.root))
 
     @property
-    def excluder(self) -> "Excluder":
+    def excluder(self):
         ex = getattr(self, "_excluder", None)
         if ex is None:
-            ex = Excluder(self.exclude + self.extend_exclude, self.root)
+            from .globs import PatternSet
+
+            ex = PatternSet(self.exclude + self.extend_exclude)
             self._excluder = ex
         return ex
 
-    def __reduce__(self):  # the compiled excluder stays behind when settings go to a worker
+    def __reduce__(self):  # the compiled matchers stay behind when settings go to a worker
         return (type(self), tuple(getattr(self, n) for n in self._fields))
-
-
-class Excluder:
-    """Exclude patterns compiled once, for the directory walk: an entry is tested by its own
-    name (bare patterns) and its path relative to the root (patterns with a slash); its parents
-    were tested when the walk entered them."""
-
-    def __init__(self, patterns: tuple[str, ...], root: Path) -> None:
-        import re
-
-        names = [p.rstrip("/") for p in patterns if "/" not in p.rstrip("/")]
-        paths = [p.rstrip("/") for p in patterns if "/" in p.rstrip("/")]
-        self._names = re.compile("|".join(fnmatch.translate(p) for p in names)) if names else None
-        self._paths = re.compile("|".join(fnmatch.translate(p) for p in paths)) if paths else None
-        self._root = os.path.abspath(str(root))
-
-    def entry(self, path: str, name: str) -> bool:
-        if self._names is not None and self._names.match(name):
-            return True
-        if self._paths is not None:
-            rel = os.path.relpath(os.path.abspath(path), self._root).replace(os.sep, "/")
-            return bool(self._paths.match(rel))
-        return False
 
 
 def _digest(data: bytes) -> str:
@@ -217,24 +221,6 @@ def _code_stamp() -> str:
     return _STAMP
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path.as_posix()
-
-
-def _match_path(rel: str, name: str, pattern: str) -> bool:
-    pattern = pattern.rstrip("/")
-    if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, pattern):
-        return True
-    parts = rel.split("/")
-    # a bare directory name excludes everything below it; a path pattern matches any prefix
-    for i in range(1, len(parts) + 1):
-        if fnmatch.fnmatchcase("/".join(parts[:i]), pattern) or ("/" not in pattern and fnmatch.fnmatchcase(parts[i - 1], pattern)):
-            return True
-    return False
-
 
 # --- code selection ------------------------------------------------------------------
 
@@ -262,50 +248,85 @@ def validate_selectors(selectors: Iterable[str], codes: Iterable[str], where: st
     return out
 
 
-def resolve_enabled(
-    rules: Iterable[Any],
-    select: list[str] | None,
-    extend_select: list[str],
-    ignore: list[str],
-) -> frozenset[str]:
-    """ruff's resolution: the most specific selector wins; on a tie, ignore wins."""
-    enabled = set()
-    for r in rules:
-        code = r.code
-        best_sel = -1
-        if select is not None:
-            for s in select:
-                if _matches(s, code):
-                    best_sel = max(best_sel, _specificity(s))
-        elif r.default_enabled:
-            best_sel = 0  # implicit default: any ignore overrides it
-        for s in extend_select:
-            if _matches(s, code):
-                best_sel = max(best_sel, _specificity(s))
-        if best_sel < 0:
-            continue
-        best_ign = max((_specificity(s) for s in ignore if _matches(s, code)), default=-1)
-        if best_ign >= 0 and best_ign >= best_sel:
-            continue
-        enabled.add(code)
+class Selection(Record):
+    """One layer's rule selection: ``select`` (None: not set), ``extend-select``, ``ignore``."""
+
+    __slots__ = _fields = ("select", "extend_select", "ignore")
+    _defaults = {"select": None, "extend_select": (), "ignore": ()}
+    select: tuple[str, ...] | None
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+
+
+def resolve_layers(rules: Iterable[Any], layers: Iterable[Selection]) -> frozenset[str]:
+    """ruff's resolution, layer by layer (see the module docstring)."""
+    rules = list(rules)
+    enabled = {r.code for r in rules if r.default_enabled}
+    carried: tuple[str, ...] = ()
+    for layer in layers:
+        updates: dict[str, bool] = {}
+        selects = list(layer.select or ()) + list(layer.extend_select)
+        ignores = list(layer.ignore) + list(carried)
+        carried = ()
+        specs = sorted({_specificity(s) for s in selects + ignores})
+        for spec in specs:
+            for s in selects:
+                if _specificity(s) == spec:
+                    for r in rules:
+                        if _matches(s, r.code):
+                            updates[r.code] = True
+            for s in ignores:
+                if _specificity(s) == spec:
+                    for r in rules:
+                        if _matches(s, r.code):
+                            updates[r.code] = False
+        if layer.select is not None:
+            enabled = {c for c, on in updates.items() if on}
+            if not layer.select and not layer.extend_select and layer.ignore:
+                carried = tuple(layer.ignore)
+        else:
+            for c, on in updates.items():
+                (enabled.add if on else enabled.discard)(c)
     return frozenset(enabled)
+
+
+def resolve_enabled(rules: Iterable[Any], select: list[str] | None, extend_select: list[str],
+                    ignore: list[str]) -> frozenset[str]:
+    """One layer on top of the defaults."""
+    return resolve_layers(rules, [Selection(tuple(select) if select is not None else None, tuple(extend_select),
+                                            tuple(ignore))])
 
 
 # --- files ---------------------------------------------------------------------------
 
 
+def config_in(directory: str, names: set[str] | None = None) -> Path | None:
+    """The configuration file of one folder, if it has one."""
+    for n in CONFIG_NAMES:
+        if names is not None and n not in names:
+            continue
+        candidate = os.path.join(directory, n)
+        if n == "pyproject.toml":
+            if not os.path.isfile(candidate):
+                continue
+            data = _read_toml(Path(candidate))  # a damaged pyproject.toml is an error, as in ruff
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "amplint" in tool:
+                return Path(candidate)
+        elif os.path.isfile(candidate):
+            return Path(candidate)
+    return None
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a ``[tool.amplint]`` table, looking upwards."""
+    """The nearest configuration file, looking upwards from ``start``."""
     start = start.resolve()
     if start.is_file():
         start = start.parent
     for d in (start, *start.parents):
-        candidate = d / "pyproject.toml"
-        if candidate.is_file():
-            data = _read_toml(candidate)
-            tool = data.get("tool")
-            if isinstance(tool, dict) and "amplint" in tool:
-                return candidate
+        found = config_in(str(d))
+        if found is not None:
+            return found
     return None
 
 
@@ -336,13 +357,52 @@ def load_table(path: Path) -> dict[str, Any]:
         table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.amplint] must be a table")
-    unknown = sorted(set(table) - KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [tool.amplint]: {', '.join(unknown)}")
+    _check_keys(table, f"{path}: unknown key(s) in [tool.amplint]")
     return table
 
 
-def _str_list(table: dict, key: str, where: Path) -> list[str] | None:
+def _check_keys(table: dict, prefix: str) -> None:
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        import difflib
+
+        hints = [difflib.get_close_matches(k, sorted(KNOWN_KEYS), n=1) for k in unknown]
+        hint = "".join(f" (did you mean `{h[0]}`?)" for h in hints if h)
+        raise ConfigError(f"{prefix}: {', '.join(unknown)}{hint}")
+
+
+def load_chain(path: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The configuration ``path`` with the files it extends: [(file, table)], extended first."""
+    chain: list[tuple[Path, dict[str, Any]]] = []
+    if os.path.abspath(path) == os.devnull:
+        return chain  # ``--config /dev/null``: no settings
+    seen: list[Path] = []
+    current: Path | None = path
+    while current is not None:
+        key = Path(os.path.abspath(current))
+        if key in seen:
+            cycle = " -> ".join(str(p) for p in seen + [key])
+            raise ConfigError(f"{path}: `extend` forms a cycle: {cycle}")
+        seen.append(key)
+        table = load_table(current)
+        chain.append((current, table))
+        ext = table.get("extend")
+        if ext is None:
+            break
+        if not isinstance(ext, str) or not ext:
+            raise ConfigError(f"{current}: `extend` must be the path of a configuration file")
+        target = Path(os.path.expanduser(ext))
+        if not target.is_absolute():
+            target = current.parent / target
+        target = Path(os.path.normpath(os.path.abspath(target)))
+        if not target.is_file() and str(target) != os.devnull:
+            raise ConfigError(f"{current}: `extend`: no such configuration file: {target}")
+        current = target
+    chain.reverse()
+    return chain
+
+
+def _str_list(table: dict, key: str, where: Path | str) -> list[str] | None:
     if key not in table:
         return None
     v = table[key]
@@ -354,12 +414,12 @@ def _str_list(table: dict, key: str, where: Path) -> list[str] | None:
 class CliOverrides(Record):
     __slots__ = _fields = (
         "select", "extend_select", "ignore", "per_file_ignores", "exclude", "extend_exclude", "cache_dir",
-        "force_exclude", "config", "isolated",
+        "force_exclude", "config", "isolated", "respect_gitignore", "overrides",
     )
     _defaults = {
         "select": None, "extend_select": Factory(list), "ignore": Factory(list), "per_file_ignores": Factory(dict),
         "exclude": None, "extend_exclude": Factory(list), "cache_dir": None, "force_exclude": False, "config": None,
-        "isolated": False,
+        "isolated": False, "respect_gitignore": None, "overrides": Factory(list),
     }
     select: list[str] | None
     extend_select: list[str]
@@ -371,84 +431,285 @@ class CliOverrides(Record):
     force_exclude: bool
     config: str | None
     isolated: bool
+    respect_gitignore: bool | None  # None: the configuration decides (default: on)
+    overrides: list[str]  # ``--config KEY=VALUE``, as given
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """``--config "select = ['AMP001']"``: one TOML ``KEY = VALUE`` pair."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"--config `{text}`: not a configuration file, nor a TOML `KEY = VALUE` pair ({e})") from None
+    if isinstance(table.get("tool"), dict) and isinstance(table["tool"].get("amplint"), dict) and len(table) == 1:
+        table = table["tool"]["amplint"]
+    _check_keys(table, f"--config `{text}`: unknown key(s)")
+    if "extend" in table:
+        raise ConfigError(f"--config `{text}`: `extend` can only be set in a configuration file")
+    return table
+
+
+def _version_setting(value: Any, where: str) -> tuple[int, ...]:
+    from .requirements import parse_version
+
+    if isinstance(value, str):
+        v = parse_version(value)
+        if v is not None and value.strip().lstrip("v").replace(".", "").isdigit():
+            return v
+    raise ConfigError(f"{where}: `target-torch-version` must be a version such as \"2.2\" or \"2.4.1\"")
+
+
+class Workspace:
+    """The settings of every linted file: the nearest configuration per folder.
+
+    Folders are looked up once; two folders with the same configuration (and the same declared
+    torch requirement) share one :class:`Settings` object, so the runner needs one linter and
+    one cache per distinct configuration, not per folder."""
+
+    def __init__(self, cli: CliOverrides, rules: Iterable[Any], cwd: Path | None = None) -> None:
+        self.cli = cli
+        self.rules = list(rules)
+        self.codes = [r.code for r in self.rules]
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self._override_tables = [parse_override(o) for o in cli.overrides]
+        self._fixed_chain: list[tuple[Path, dict]] | None = None
+        if cli.config:
+            self._fixed_chain = load_chain(Path(cli.config))
+        elif cli.isolated:
+            self._fixed_chain = []
+        self._dir_config: dict[str, Path | None] = {}
+        self._dir_pin: dict[str, tuple | None] = {}
+        self._chains: dict[Path, list[tuple[Path, dict]]] = {}
+        self._settings: dict[tuple, Settings] = {}
+        self._by_dir: dict[str, Settings] = {}
+        self._stop: set[str] = set()
+
+    # --- lookups -----------------------------------------------------------------------
+
+    def _config_of(self, d: str, names: set[str] | None = None) -> Path | None:
+        hit = self._dir_config.get(d, 0)
+        if hit != 0:
+            return hit  # type: ignore[return-value]
+        own = config_in(d, names)
+        if own is None:
+            parent = os.path.dirname(d)
+            own = self._config_of(parent) if parent and parent != d else None
+        self._dir_config[d] = own
+        return own
+
+    def _pin_of(self, d: str, names: set[str] | None = None) -> tuple | None:
+        """(target tuple or None, file) of the nearest folder declaring torch, or None."""
+        if d in self._dir_pin:
+            return self._dir_pin[d]
+        from .requirements import declared_in
+
+        if names is None:
+            try:
+                names = set(os.listdir(d))
+            except OSError:
+                names = set()
+        own = declared_in(d, names) if ("pyproject.toml" in names or any(
+            n.startswith("requirements") for n in names)) else None
+        if own is None and ".git" not in names:  # the repository root ends the search
+            parent = os.path.dirname(d)
+            own = self._pin_of(parent) if parent and parent != d else None
+        self._dir_pin[d] = own
+        return own
+
+    def for_dir(self, directory: str | Path, names: set[str] | None = None) -> Settings:
+        d = os.path.abspath(str(directory))
+        hit = self._by_dir.get(d)
+        if hit is not None:
+            return hit
+        if self._fixed_chain is not None:
+            chain = self._fixed_chain
+            key_config: Path | None = Path(os.path.abspath(self.cli.config)) if self.cli.config else None
+        else:
+            key_config = self._config_of(d, names)
+            chain = self._chain(key_config) if key_config is not None else []
+        pin = None if self.cli.isolated else self._pin_of(d, names)  # --isolated reads no project file
+        key = (key_config, pin)
+        s = self._settings.get(key)
+        if s is None:
+            s = self._build(chain, pin)
+            self._settings[key] = s
+        self._by_dir[d] = s
+        return s
+
+    def for_path(self, path: str | Path) -> Settings:
+        """The settings of a file (its folder's) or of a folder."""
+        p = str(path)
+        if p == "-" or not p:
+            return self.for_dir(self.cwd)
+        if os.path.isdir(p):
+            return self.for_dir(p)
+        return self.for_dir(os.path.dirname(os.path.abspath(p)) or ".")
+
+    def all_settings(self) -> list[Settings]:
+        return list(self._settings.values())
+
+    def _chain(self, path: Path) -> list[tuple[Path, dict]]:
+        hit = self._chains.get(path)
+        if hit is None:
+            hit = load_chain(path)
+            self._chains[path] = hit
+        return hit
+
+    # --- one configuration -------------------------------------------------------------
+
+    def _build(self, chain: list[tuple[Path, dict]], pin: tuple | None) -> Settings:
+        cli = self.cli
+        codes = self.codes
+        cwd = str(self.cwd)
+        layers: list[tuple[str, str, dict]] = [(str(p), str(Path(os.path.abspath(p)).parent), t) for p, t in chain]
+        if self._override_tables:
+            # ``--config KEY=VALUE`` replaces that key of the nearest file, as if written there
+            merged: dict[str, Any] = dict(layers[-1][2]) if layers else {}
+            for table in self._override_tables:
+                merged.update(table)
+            where = "--config " + " ".join(f"`{o}`" for o in cli.overrides)
+            if layers:
+                layers[-1] = (f"{layers[-1][0]} with {where}", layers[-1][1], merged)
+            else:
+                layers.append((where, cwd, merged))
+
+        selections: list[Selection] = []
+        pfi: list[tuple[str, str, tuple[str, ...]]] = []
+        exclude: list[tuple[str, str]] = [(cwd, p) for p in DEFAULT_EXCLUDE]
+        extend_exclude: list[tuple[str, str]] = []
+        scaler_names: tuple[str, ...] = ()
+        eval_patterns: tuple[str, ...] = DEFAULT_EVAL_PATTERNS
+        extend_eval: list[str] = []
+        max_file_size = DEFAULT_MAX_FILE_SIZE
+        cache_dir: Path | None = None
+        force_exclude = False
+        respect_gitignore = True
+        target: tuple[int, ...] | None = None
+        target_source: str | None = None
+        explicit_target = False
+        root = Path(layers[len(chain) - 1][1]) if chain else self.cwd
+        for where, anchor, table in layers:
+            sel = _str_list(table, "select", where)
+            ext = _str_list(table, "extend-select", where) or []
+            ign = _str_list(table, "ignore", where) or []
+            if sel is not None or ext or ign:
+                selections.append(Selection(
+                    tuple(validate_selectors(sel, codes, f"{where}: select")) if sel is not None else None,
+                    tuple(validate_selectors(ext, codes, f"{where}: extend-select")),
+                    tuple(validate_selectors(ign, codes, f"{where}: ignore")),
+                ))
+            for key in ("per-file-ignores", "extend-per-file-ignores"):
+                if key not in table:
+                    continue
+                raw = table[key]
+                if not isinstance(raw, dict):
+                    raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes]")
+                if key == "per-file-ignores":
+                    pfi = []
+                for pattern, s in raw.items():
+                    if not isinstance(s, list) or not all(isinstance(x, str) for x in s):
+                        raise ConfigError(f"{where}: `{key}.{pattern}` must be a list of codes")
+                    pfi.append((anchor, _checked_glob(pattern, where), _expand(validate_selectors(s, codes, f"{where}: {key}"), codes)))
+            ex = _str_list(table, "exclude", where)
+            if ex is not None:
+                exclude = [(anchor, _checked_glob(p, where)) for p in ex]
+            extend_exclude += [(anchor, _checked_glob(p, where)) for p in _str_list(table, "extend-exclude", where) or []]
+            names = _str_list(table, "scaler-names", where)
+            if names is not None:
+                for n in names:
+                    if not n or not all(part.isidentifier() for part in n.split(".")):
+                        raise ConfigError(f"{where}: `scaler-names` entry `{n}` is not a name or dotted name")
+                scaler_names = tuple(names)
+            patterns = _str_list(table, "eval-function-patterns", where)
+            if patterns is not None:
+                eval_patterns = tuple(patterns)
+                extend_eval = []
+            extend_eval += _str_list(table, "extend-eval-function-patterns", where) or []
+            if "max-file-size" in table:
+                max_file_size = _size(table["max-file-size"], where)
+            if "cache-dir" in table:
+                cd = table["cache-dir"]
+                if not isinstance(cd, str):
+                    raise ConfigError(f"{where}: `cache-dir` must be a string")
+                cache_dir = Path(os.path.expanduser(cd))
+                if not cache_dir.is_absolute():
+                    cache_dir = Path(anchor) / cache_dir
+            for key in ("force-exclude", "respect-gitignore"):
+                if key in table and not isinstance(table[key], bool):
+                    raise ConfigError(f"{where}: `{key}` must be true or false")
+            force_exclude = bool(table.get("force-exclude", force_exclude))
+            respect_gitignore = bool(table.get("respect-gitignore", respect_gitignore))
+            if "target-torch-version" in table:
+                target = _version_setting(table["target-torch-version"], where)
+                target_source = where
+                explicit_target = True
+
+        if cli.select is not None or cli.extend_select or cli.ignore:
+            selections.append(Selection(
+                tuple(validate_selectors(cli.select, codes, "--select")) if cli.select is not None else None,
+                tuple(validate_selectors(cli.extend_select, codes, "--extend-select")),
+                tuple(validate_selectors(cli.ignore, codes, "--ignore")),
+            ))
+        enabled = resolve_layers(self.rules, selections)
+        for pattern, s in cli.per_file_ignores.items():
+            pfi.append((cwd, _checked_glob(pattern, "--per-file-ignores"),
+                        _expand(validate_selectors(s, codes, "--per-file-ignores"), codes)))
+        if cli.exclude is not None:
+            exclude = [(cwd, _checked_glob(p, "--exclude")) for p in cli.exclude]
+        extend_exclude += [(cwd, _checked_glob(p, "--extend-exclude")) for p in cli.extend_exclude]
+        force_exclude = cli.force_exclude or force_exclude
+        if cli.respect_gitignore is not None:
+            respect_gitignore = cli.respect_gitignore
+        if not explicit_target and pin is not None and pin[0] is not None:
+            target, target_source = pin[0], pin[1]
+
+        env_cache = os.environ.get("AMPLINT_CACHE_DIR")
+        if cli.cache_dir:
+            resolved_cache = Path(cli.cache_dir).resolve()
+        elif cache_dir is not None:
+            resolved_cache = cache_dir
+        elif env_cache:
+            resolved_cache = Path(env_cache)
+        else:
+            resolved_cache = root / ".amplint_cache"
+
+        return Settings(
+            enabled=enabled,
+            root=root,
+            config_file=chain[-1][0] if chain else None,
+            exclude=tuple(exclude),
+            extend_exclude=tuple(extend_exclude),
+            per_file_ignores=tuple(pfi),
+            options=RuleOptions(scaler_names=scaler_names, eval_patterns=eval_patterns + tuple(extend_eval),
+                                target_torch_version=target),
+            cache_dir=resolved_cache,
+            force_exclude=force_exclude,
+            max_file_size=max_file_size,
+            respect_gitignore=respect_gitignore,
+            config_chain=tuple(p for p, _t in chain),
+            target_source=target_source,
+        )
+
+
+def _checked_glob(pattern: str, where: Path | str) -> str:
+    from .globs import GlobError, translate
+
+    try:
+        translate(pattern)
+    except GlobError as e:
+        raise ConfigError(f"{where}: bad glob pattern: {e}") from None
+    return pattern
 
 
 def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) -> Settings:
-    rules = list(rules)
-    codes = [r.code for r in rules]
-    config_path: Path | None = None
-    table: dict[str, Any] = {}
-    if cli.config:
-        config_path = Path(cli.config)
-        table = load_table(config_path)
-    elif not cli.isolated:
-        anchor = Path(paths[0]) if paths and paths[0] != "-" and Path(paths[0]).exists() else Path.cwd()
-        config_path = find_config(anchor)
-        if config_path is not None:
-            table = load_table(config_path)
-    where = config_path or Path("<cli>")
-    root = config_path.parent.resolve() if config_path is not None else Path.cwd().resolve()
-
-    cfg_select = _str_list(table, "select", where)
-    cfg_extend = _str_list(table, "extend-select", where) or []
-    cfg_ignore = _str_list(table, "ignore", where) or []
-    select = validate_selectors(cli.select, codes, "--select") if cli.select is not None else (
-        validate_selectors(cfg_select, codes, f"{where}: select") if cfg_select is not None else None
-    )
-    extend = validate_selectors(cfg_extend, codes, f"{where}: extend-select") + validate_selectors(
-        cli.extend_select, codes, "--extend-select"
-    )
-    ignore = validate_selectors(cfg_ignore, codes, f"{where}: ignore") + validate_selectors(cli.ignore, codes, "--ignore")
-    enabled = resolve_enabled(rules, select, extend, ignore)
-
-    pfi: dict[str, tuple[str, ...]] = {}
-    for key in ("per-file-ignores", "extend-per-file-ignores"):
-        raw = table.get(key, {})
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes]")
-        for pattern, sel in raw.items():
-            if not isinstance(sel, list) or not all(isinstance(x, str) for x in sel):
-                raise ConfigError(f"{where}: `{key}.{pattern}` must be a list of codes")
-            pfi[pattern] = _expand(validate_selectors(sel, codes, f"{where}: {key}"), codes)
-    for pattern, sel in cli.per_file_ignores.items():
-        pfi[pattern] = _expand(validate_selectors(sel, codes, "--per-file-ignores"), codes)
-
-    exclude = tuple(cli.exclude) if cli.exclude is not None else tuple(_str_list(table, "exclude", where) or DEFAULT_EXCLUDE)
-    extend_exclude = tuple((_str_list(table, "extend-exclude", where) or []) + cli.extend_exclude)
-
-    scaler_names = tuple(_str_list(table, "scaler-names", where) or ())
-    patterns = _str_list(table, "eval-function-patterns", where)
-    eval_patterns = tuple(patterns) if patterns is not None else DEFAULT_EVAL_PATTERNS
-    eval_patterns += tuple(_str_list(table, "extend-eval-function-patterns", where) or ())
-    for n in scaler_names:
-        if not n or not all(part.isidentifier() for part in n.split(".")):
-            raise ConfigError(f"{where}: `scaler-names` entry `{n}` is not a name or dotted name")
-
-    max_file_size = _size(table.get("max-file-size", DEFAULT_MAX_FILE_SIZE), where)
-    cache_dir = cli.cache_dir or table.get("cache-dir")
-    if cache_dir is not None and not isinstance(cache_dir, str):
-        raise ConfigError(f"{where}: `cache-dir` must be a string")
-    force_exclude = cli.force_exclude or bool(table.get("force-exclude", False))
-    env_cache = os.environ.get("AMPLINT_CACHE_DIR")
-    resolved_cache = Path(cache_dir) if cache_dir else (Path(env_cache) if env_cache else root / ".amplint_cache")
-    if cache_dir and not resolved_cache.is_absolute():
-        resolved_cache = (root / resolved_cache) if not cli.cache_dir else resolved_cache.resolve()
-
-    return Settings(
-        enabled=enabled,
-        root=root,
-        config_file=config_path,
-        exclude=exclude,
-        extend_exclude=extend_exclude,
-        per_file_ignores=pfi,
-        options=RuleOptions(scaler_names=scaler_names, eval_patterns=eval_patterns),
-        cache_dir=resolved_cache,
-        force_exclude=force_exclude,
-        max_file_size=max_file_size,
-    )
+    """The settings of the first path (or of the current folder): one :class:`Settings` for
+    callers that lint with one configuration (the public API, the tests)."""
+    ws = Workspace(cli, rules)
+    anchor = paths[0] if paths and paths[0] != "-" and Path(paths[0]).exists() else str(ws.cwd)
+    return ws.for_path(anchor)
 
 
-def _size(value: Any, where: Path) -> int:
+def _size(value: Any, where: Path | str) -> int:
     """``max-file-size``: bytes as an integer, or a string such as "2MB" / "512 KiB"."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**62:
         return value

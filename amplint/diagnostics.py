@@ -43,11 +43,32 @@ class Fix(Record):
         return {"applicability": self.applicability, "edits": [e.to_json() for e in self.edits], "message": self.message}
 
 
+class Related(Record):
+    """Another place that explains a finding (the scaler's creation, the other module's call)."""
+
+    __slots__ = _fields = ("filename", "location", "end_location", "message", "cell")
+    _defaults = {"cell": None}
+    filename: str
+    location: Location
+    end_location: Location
+    message: str
+    cell: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cell": self.cell, "end_location": self.end_location.to_json(), "filename": self.filename,
+                "location": self.location.to_json(), "message": self.message}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Related":
+        return cls(d["filename"], Location(**d["location"]), Location(**d["end_location"]), d["message"], d.get("cell"))
+
+
 class Diagnostic(Record):
     __slots__ = _fields = (
-        "code", "name", "message", "filename", "location", "end_location", "noqa_row", "fix", "cell", "severity", "extra",
+        "code", "name", "message", "filename", "location", "end_location", "noqa_row", "fix", "cell", "severity",
+        "related", "extra",
     )
-    _defaults = {"noqa_row": None, "fix": None, "cell": None, "severity": "error", "extra": ()}
+    _defaults = {"noqa_row": None, "fix": None, "cell": None, "severity": "error", "related": (), "extra": ()}
     _compare = __slots__[:-1]
     code: str
     name: str
@@ -58,7 +79,8 @@ class Diagnostic(Record):
     noqa_row: int | None
     fix: Fix | None
     cell: int | None  # notebooks: 1-based cell index
-    severity: str
+    severity: str  # "error" (fails the run) or "info" (reported only); see amplint.output
+    related: tuple  # Related locations (SARIF relatedLocations, JSON "related", LSP relatedInformation)
     extra: tuple
 
     @property
@@ -81,6 +103,8 @@ class Diagnostic(Record):
             "message": self.message,
             "name": self.name,
             "noqa_row": self.noqa_row,
+            "related": [r.to_json() for r in self.related],
+            "severity": self.severity,
             "url": self.url,
         }
 
@@ -107,4 +131,5 @@ class Diagnostic(Record):
             noqa_row=d.get("noqa_row"),
             fix=fix,
             cell=d.get("cell"),
+            related=tuple(Related.from_json(r) for r in d.get("related") or ()),
         )

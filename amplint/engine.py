@@ -65,7 +65,7 @@ class FileResult(Record):
     def to_cache(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.diagnostics:
-            out["diagnostics"] = [{**d.to_json(), "severity": d.severity} for d in self.diagnostics]
+            out["diagnostics"] = [d.to_json() for d in self.diagnostics]
         if self.warnings:
             out["warnings"] = self.warnings
         if self.analysed:
@@ -108,9 +108,30 @@ def decode(data: bytes) -> Source:
     return Source(text, encoding, newline, bom)
 
 
+def big_stack_executor():
+    """A one-thread executor whose thread has the analysis stack, reused across calls (the
+    language server lints on it: starting a thread with a 256 MB stack per lint costs ~10 ms)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    def mark() -> None:
+        threading.current_thread().amplint_big_stack = True  # type: ignore[attr-defined]
+
+    old = threading.stack_size()
+    try:
+        threading.stack_size(_STACK_SIZE)
+        ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix="amplint-analyse", initializer=mark)
+        ex.submit(lambda: None).result()  # start the thread while the stack size is set
+    finally:
+        threading.stack_size(old)
+    return ex
+
+
 def _run_big_stack(fn: Callable[[], Any]) -> Any:
     import threading
 
+    if getattr(threading.current_thread(), "amplint_big_stack", False):
+        return fn()  # already on a thread with the large stack (the language server's)
     result: dict[str, Any] = {}
 
     def target() -> None:
@@ -617,11 +638,13 @@ def lint_source(source: str | bytes, filename: str = "<stdin>", *, settings: Set
 def lint_paths(paths: Iterable[str], *, settings: Settings | None = None, select: Iterable[str] | None = None,
                jobs: int | None = 1, cache: bool = False) -> list[Diagnostic]:
     """Lint files and directories; returns all diagnostics sorted by (path, row, column, code)."""
-    from .config import CliOverrides, build_settings
+    from .config import CliOverrides
     from .runner import run
 
     paths = list(paths)
-    if settings is None:
-        settings = build_settings(paths, CliOverrides(select=list(select) if select else None), all_rules())
+    if settings is None:  # each file its nearest configuration, as on the command line
+        from .config import Workspace
+
+        settings = Workspace(CliOverrides(select=list(select) if select else None), all_rules())
     results = run(paths, settings, jobs=jobs, use_cache=cache)
     return sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)

@@ -16,7 +16,7 @@ from pathlib import Path
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Location
 from .engine import FileResult, Linter, Source, decode
-from .files import discover, read_regular
+from .files import read_regular
 from .lines import split_lines
 
 MAX_ROUNDS = 8
@@ -200,17 +200,13 @@ def write_atomic(path: Path, text: str, source: Source) -> None:
         raise
 
 
-def fix_paths(paths: list[str], settings: Settings, *, unsafe: bool = False, diff: bool = False,
-              add_noqa: bool = False, jobs: int | None = None) -> list[FileResult]:
-    linter = Linter(settings)
-    results: list[FileResult] = []
-    for c in discover(paths, settings):
-        try:
-            results.append(_fix_one(linter, c, unsafe=unsafe, diff=diff, add_noqa=add_noqa))
-        except Exception as e:  # noqa: BLE001 - report and go on with the other files
-            results.append(FileResult(c.name, errors=[f"{c.name}: internal error while fixing: {type(e).__name__}: {e}"]))
-    results.sort(key=lambda r: r.path)
-    return results
+def fix_paths(paths: list[str], settings, *, unsafe: bool = False, diff: bool = False,
+              add_noqa: bool = False, jobs: int | None = None, use_cache: bool = True) -> list[FileResult]:
+    """``--fix`` / ``--diff`` / ``--add-noqa`` over files and folders, through the runner's
+    worker pool and cache: a file whose cached result has nothing to fix is not even read."""
+    from .runner import FixMode, run
+
+    return run(paths, settings, jobs=jobs, use_cache=use_cache, mode=FixMode(unsafe=unsafe, diff=diff, add_noqa=add_noqa))
 
 
 def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:

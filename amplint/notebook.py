@@ -237,21 +237,27 @@ def _set_source(cell: dict, text: str) -> None:
 
 
 def fix_notebook(linter: Linter, path: Path, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
-    from .fixer import fix_source
+    """``--fix`` / ``--diff`` / ``--add-noqa`` on a notebook: the code cells are edited as one
+    module, written back cell by cell, and the findings that remain are those of the notebook
+    as written (rows counted in its new cells)."""
+    from .fixer import add_noqa_source, fix_source
 
     name = str(path)
     data = read_regular(path)
     first = check_notebook(linter, data, name)
-    if first.source is None or add_noqa:
-        return first  # --add-noqa does not edit notebooks (cells are not lines of one file)
+    if first.source is None:
+        return first
     prep = prepare(data)
     src = first.source
     inner_first = linter.check_source(src, name)
-    text, inner_result, n = fix_source(linter, src, name, inner_first, unsafe)
+    if add_noqa:
+        text, n = add_noqa_source(linter, src, name, inner_first)
+    else:
+        text, _inner_result, n = fix_source(linter, src, name, inner_first, unsafe)
     result = FileResult(name, analysed=True, fixes_applied=n)
-    result.diagnostics = [_map(prep, d) for d in inner_result.diagnostics]
     if text == prep.text:
         result.diagnostics = first.diagnostics
+        result.fixes_applied = 0
         return result
     sources = _restore(prep, text)
     changed = False
@@ -266,9 +272,15 @@ def fix_notebook(linter: Linter, path: Path, *, unsafe: bool, diff: bool, add_no
             _set_source(prep.nb["cells"][cell.index - 1], new)
             changed = True
     if not changed:
+        result.diagnostics = first.diagnostics
+        result.fixes_applied = 0
         return result
     indent = prep.indent if prep.indent is not None else 1
     out = json.dumps(prep.nb, indent=indent, ensure_ascii=False) + "\n"
+    after = check_notebook(linter, out.encode("utf-8"), name)
+    result.diagnostics = first.diagnostics if diff else after.diagnostics
+    result.warnings = after.warnings
+    result.errors = after.errors
     result.source = Source(data.decode("utf-8-sig"), "utf-8", "\n", False)
     result.fixed_text = out
     if not diff:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Iterable
 
+from ._record import Factory, Record
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileResult, Linter
@@ -131,12 +132,29 @@ class Cache:
 
 # --- one file, in a worker or in-process ---------------------------------------------------
 
-_WORKER: tuple[Linter, bool] | None = None
+
+class FixMode(Record):
+    """What ``--fix`` / ``--diff`` / ``--add-noqa`` asked for."""
+
+    __slots__ = _fields = ("unsafe", "diff", "add_noqa")
+    _defaults = {"unsafe": False, "diff": False, "add_noqa": False}
+    unsafe: bool
+    diff: bool
+    add_noqa: bool
+
+    def has_work(self, result: FileResult) -> bool:
+        """A cached result that this mode would change (an applicable fix, a finding to noqa)."""
+        if self.add_noqa:
+            return any(d.code != "AMP000" and d.noqa_row is not None for d in result.diagnostics)
+        return any(d.fix is not None and (d.fix.applicability == "safe" or self.unsafe) for d in result.diagnostics)
 
 
-def _init_worker(settings: Settings, hashing: bool) -> None:
+_WORKER: tuple[list[Settings], dict[int, Linter], bool, FixMode | None] | None = None
+
+
+def _init_worker(settings: list[Settings], hashing: bool, mode: FixMode | None = None) -> None:
     global _WORKER
-    _WORKER = (Linter(settings), hashing)
+    _WORKER = (settings, {}, hashing, mode)
 
 
 def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: Cache | None):
@@ -158,63 +176,142 @@ def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: 
     return linter.check_bytes(data, name, explicit=explicit), key
 
 
-def _work(batch: list[tuple[int, str, bool]]) -> list[tuple[int, FileResult, str | None]]:
+def _fix_one(linter: Linter, hashing: bool, name: str, explicit: bool, mode: FixMode):
+    """Fix (or diff, or noqa) one file; returns (result, content key of the file as it is now)."""
+    from .fixer import _fix_one as fix_file, encode_source
+
+    c = Candidate(name, explicit)
+    result = fix_file(linter, c, unsafe=mode.unsafe, diff=mode.diff, add_noqa=mode.add_noqa)
+    key = None
+    if hashing and not result.errors and c.path.suffix != ".ipynb":
+        if result.fixed_text is not None and not mode.diff and result.source is not None:
+            data = encode_source(result.fixed_text, result.source)
+        elif result.fixed_text is None or mode.diff:
+            try:
+                data = read_regular(c.path)
+            except OSError:
+                data = None
+        else:
+            data = None
+        if data is not None:
+            key = content_key(name, data, explicit)
+    return result, key
+
+
+def _one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: Cache | None, mode: FixMode | None):
+    if mode is None:
+        return _check_one(linter, hashing, name, explicit, cache)
+    return _fix_one(linter, hashing, name, explicit, mode)
+
+
+def _internal_error(name: str, e: Exception, mode: FixMode | None) -> FileResult:
+    what = "internal error while fixing" if mode is not None else "internal error"
+    return FileResult(name, errors=[f"{name}: {what}: {type(e).__name__}: {e}"])
+
+
+def _work(batch: list[tuple[int, str, bool, int]]) -> list[tuple[int, FileResult, str | None]]:
     assert _WORKER is not None
-    linter, hashing = _WORKER
+    settings, linters, hashing, mode = _WORKER
     out = []
-    for index, name, explicit in batch:
+    for index, name, explicit, sidx in batch:
+        linter = linters.get(sidx)
+        if linter is None:
+            linter = linters[sidx] = Linter(settings[sidx])
         try:
-            result, key = _check_one(linter, hashing, name, explicit, None)
+            result, key = _one(linter, hashing, name, explicit, None, mode)
         except Exception as e:  # noqa: BLE001 - report and go on
-            result, key = FileResult(name, errors=[f"{name}: internal error: {type(e).__name__}: {e}"]), None
-        result.source = None  # the parent re-reads the file if it needs the text
+            result, key = _internal_error(name, e, mode), None
+        if mode is None or not mode.diff or result.fixed_text is None:
+            # the parent re-reads the file if it needs the text; only a diff needs both texts
+            result.source = None
+            result.fixed_text = None
         out.append((index, result, key))
     return out
 
 
-def _batches(todo: list[tuple[int, int, str, bool]], n: int) -> list[list[tuple[int, str, bool]]]:
+def _batches(todo: list[tuple[int, int, str, bool, int]], n: int) -> list[list[tuple[int, str, bool, int]]]:
     """Deal ``todo`` (largest first) round-robin into ``n`` batches of similar weight."""
-    batches: list[list[tuple[int, str, bool]]] = [[] for _ in range(max(1, min(n, len(todo))))]
-    for k, (_size, i, name, explicit) in enumerate(todo):
-        batches[k % len(batches)].append((i, name, explicit))
+    batches: list[list[tuple[int, str, bool, int]]] = [[] for _ in range(max(1, min(n, len(todo))))]
+    for k, (_size, i, name, explicit, sidx) in enumerate(todo):
+        batches[k % len(batches)].append((i, name, explicit, sidx))
     return batches
 
 
-def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, use_cache: bool = True,
-        on_result=None) -> list[FileResult]:
-    """Lint ``paths``; results are sorted by path, whatever ``jobs`` is."""
-    linter = Linter(settings)
-    candidates: list[Candidate] = list(discover(list(paths), settings))
-    cache = Cache(settings.cache_dir, settings) if use_cache and settings.cache_dir is not None else None
+class RunStats(Record):
+    """What ``--verbose`` reports about a run."""
+
+    __slots__ = _fields = ("files", "cache_hits", "linted", "workers", "settings")
+    _defaults = {"files": 0, "cache_hits": 0, "linted": 0, "workers": 1, "settings": Factory(list)}
+    files: int
+    cache_hits: int
+    linted: int
+    workers: int
+    settings: list
+
+
+LAST_RUN = RunStats()
+
+
+def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: bool = True,
+        on_result=None, mode: FixMode | None = None) -> list[FileResult]:
+    """Lint (or, with ``mode``, fix) ``paths``; results are sorted by path, whatever ``jobs`` is.
+
+    ``settings`` is a :class:`~amplint.config.Workspace` (each file gets its nearest
+    configuration) or one :class:`Settings` for every file."""
+    global LAST_RUN
+    from .files import as_workspace
+
+    ws = as_workspace(settings)
+    candidates: list[Candidate] = list(discover(list(paths), ws))
+    # one linter and one cache per distinct configuration
+    index_of: dict[int, int] = {}
+    all_settings: list[Settings] = []
+    for c in candidates:
+        s = c.settings if c.settings is not None else ws.for_path(c.name)
+        if id(s) not in index_of:
+            index_of[id(s)] = len(all_settings)
+            all_settings.append(s)
+    linters: dict[int, Linter] = {}
+    caches: dict[int, Cache | None] = {}
+    for k, s in enumerate(all_settings):
+        caches[k] = Cache(s.cache_dir, s) if use_cache and s.cache_dir is not None else None
     results: list[FileResult | None] = [None] * len(candidates)
     stats: dict[int, tuple[int, int]] = {}
-    todo: list[tuple[int, int, str, bool]] = []  # (size, index, path, explicit)
+    todo: list[tuple[int, int, str, bool, int]] = []  # (size, index, path, explicit, settings index)
+    hits = 0
     for i, c in enumerate(candidates):
         name = c.name
+        sidx = index_of[id(c.settings if c.settings is not None else ws.for_path(c.name))]
         try:
             st = os.stat(name)
             size, mtime = st.st_size, st.st_mtime_ns
         except OSError:
             size, mtime = 0, 0
         stats[i] = (size, mtime)
+        cache = caches[sidx]
         if cache is not None:
             hit = cache.lookup_stat(name, c.explicit, size, mtime)
-            if hit is not None:
+            if hit is not None and (mode is None or not mode.has_work(hit)):
                 results[i] = hit
+                hits += 1
                 continue
-        todo.append((size, i, name, c.explicit))
+        todo.append((size, i, name, c.explicit, sidx))
     todo.sort(key=lambda t: (-t[0], t[2]))
-    hashing = cache is not None
+    hashing = any(c is not None for c in caches.values())
     # more workers than cores only adds start-up cost: cap ``--jobs`` at four per core
     n_jobs = default_jobs() if not jobs else min(jobs, 4 * default_jobs())
     keys: dict[int, str | None] = {}
     heavy = sum(1 for t in todo if t[0] > 0)
+    workers = 1
     if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
-        for _size, i, name, explicit in todo:
+        for _size, i, name, explicit, sidx in todo:
+            linter = linters.get(sidx)
+            if linter is None:
+                linter = linters[sidx] = Linter(all_settings[sidx])
             try:
-                results[i], keys[i] = _check_one(linter, hashing, name, explicit, cache)
+                results[i], keys[i] = _one(linter, caches[sidx] is not None, name, explicit, caches[sidx], mode)
             except Exception as e:  # noqa: BLE001
-                results[i] = FileResult(name, errors=[f"{name}: internal error: {type(e).__name__}: {e}"])
+                results[i] = _internal_error(name, e, mode)
     else:
         import multiprocessing
 
@@ -222,21 +319,35 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
 
         from . import model  # noqa: F401
 
+        if mode is not None:
+            from . import fixer  # noqa: F401
+
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
         ctx = multiprocessing.get_context(method)
         batches = _batches(todo, n_jobs * _BATCHES_PER_WORKER)
         n_jobs = min(n_jobs, len(batches))
-        with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(settings, hashing)) as pool:
+        workers = n_jobs
+        with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(all_settings, hashing, mode)) as pool:
             for chunk in pool.imap_unordered(_work, batches, chunksize=1):
                 for i, r, key in chunk:
                     results[i], keys[i] = r, key
-    if cache is not None:
-        for _s, i, name, explicit in todo:
-            r, key = results[i], keys.get(i)
-            if r is not None and key is not None:
-                size, mtime = stats[i]
-                cache.put(name, explicit, size, mtime, key, r)
-        cache.save()
+    for _s, i, name, explicit, sidx in todo:
+        cache = caches[sidx]
+        r, key = results[i], keys.get(i)
+        if cache is not None and r is not None and key is not None:
+            size, mtime = stats[i]
+            if mode is not None and r.fixes_applied and not mode.diff:
+                try:  # the file was rewritten: its entry is the new file's
+                    st = os.stat(name)
+                    size, mtime = st.st_size, st.st_mtime_ns
+                except OSError:
+                    continue
+            cache.put(name, explicit, size, mtime, key, r)
+    for cache in caches.values():
+        if cache is not None:
+            cache.save()
+    LAST_RUN = RunStats(files=len(candidates), cache_hits=hits, linted=len(todo), workers=workers,
+                        settings=all_settings)
     out = [r for r in results if r is not None]
     out.sort(key=lambda r: r.path)
     return out

@@ -81,7 +81,8 @@ def test_json_shape(project):
     data = json.loads(p.stdout)
     assert [d["code"] for d in data] == ["AMP002", "AMP001"]
     d = data[0]
-    assert set(d) == {"cell", "code", "end_location", "filename", "fix", "location", "message", "name", "noqa_row", "url"}
+    assert set(d) == {"cell", "code", "end_location", "filename", "fix", "location", "message", "name", "noqa_row",
+                      "related", "severity", "url"}
     assert d["location"] == {"row": 10, "column": 9}
     assert d["end_location"]["row"] == 10
     assert Path(d["filename"]).is_absolute()

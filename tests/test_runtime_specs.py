@@ -383,7 +383,8 @@ def test_update_evidence_merges_and_keeps_cuda_lines(tmp_path):
 def test_without_torch_exit_2_with_a_clear_message(command):
     code = ("import sys; sys.modules['torch'] = None\n"
             "from amplint.cli import main\n"
-            f"main(['{command}'], prog_name='amplint')\n")
+            # an option of the command: the checkout has a bench/ folder, which a bare `bench` would lint
+            f"main(['{command}', '--device', 'cpu'], prog_name='amplint')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "needs PyTorch" in proc.stderr

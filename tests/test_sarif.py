@@ -48,7 +48,8 @@ def test_structure(sarif_doc):
         assert res["message"]["text"] == f["message"]
         region = res["locations"][0]["physicalLocation"]["region"]
         assert region["startLine"] == f["location"]["row"] and region["startColumn"] == f["location"]["column"]
-        assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("file://")
+        artifact = res["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert artifact["uriBaseId"] == "%SRCROOT%" and not artifact["uri"].startswith(("/", "file:"))
         if f["fix"]:
             change = res["fixes"][0]["artifactChanges"][0]
             assert len(change["replacements"]) == len(f["fix"]["edits"])

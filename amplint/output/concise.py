@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from . import display_location, fix_marker
+from . import headline
 
 
 def render(diagnostics, ctx) -> str:
-    return "".join(f"{display_location(d)}: {d.code} {fix_marker(d, ctx)}{d.message}\n" for d in diagnostics)
+    return "".join(headline(d, ctx) + "\n" for d in diagnostics)

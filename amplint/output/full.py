@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import display_location, fix_marker
+from . import headline, style
 from ..lines import split_lines
 
 CONTEXT = 2
@@ -10,23 +10,23 @@ CONTEXT = 2
 
 def render(diagnostics, ctx) -> str:
     out = []
-    cache: dict[str, list[str] | None] = {}
+    cache: dict[tuple[str, int | None], list[str] | None] = {}
     for d in diagnostics:
-        out.append(f"{display_location(d)}: {d.code} {fix_marker(d, ctx)}{d.message}\n")
-        lines = cache.get(d.filename)
-        if d.filename not in cache:
+        out.append(headline(d, ctx) + "\n")
+        key = (d.filename, d.cell)  # a notebook's cells are separate texts
+        if key not in cache:
             text = ctx.read_source(d.filename, d.cell) if ctx.read_source is not None else None
-            lines = split_lines(text) if text is not None else None
-            cache[d.filename] = lines
+            cache[key] = split_lines(text) if text is not None else None
+        lines = cache[key]
         if lines and d.location.row <= len(lines):
-            out.append(_snippet(lines, d))
+            out.append(_snippet(lines, d, ctx))
         if d.fix is not None:
             out.append(f"  = help: {d.fix.message}\n")
         out.append("\n")
     return "".join(out)
 
 
-def _snippet(lines: list[str], d) -> str:
+def _snippet(lines: list[str], d, ctx=None) -> str:
     first = max(1, d.location.row - CONTEXT)
     last = min(len(lines), d.end_location.row + CONTEXT)
     width = len(str(last))
@@ -40,6 +40,6 @@ def _snippet(lines: list[str], d) -> str:
             end = d.end_location.column if row == d.end_location.row else len(text) + 1
             carets = max(1, end - start)
             label = f" {d.code}" if row == d.end_location.row else ""
-            parts.append(f"{pad} | {' ' * (start - 1)}{'^' * carets}{label}\n")
+            parts.append(f"{pad} | {' ' * (start - 1)}{style('^' * carets + label, ctx, fg='red', bold=True)}\n")
     parts.append(f"{pad} |\n")
     return "".join(parts)

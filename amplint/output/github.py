@@ -1,6 +1,13 @@
-"""GitHub Actions workflow commands: one ``::error`` annotation per finding."""
+"""GitHub Actions workflow commands: one annotation per finding (``::error``, or ``::notice``
+for info findings; see the severity policy in :mod:`amplint.output`).
+
+A notebook's finding is annotated on the line of the ``.ipynb`` file that holds the cell's
+line (GitHub shows annotations on the file's raw lines); the message still names the cell.
+"""
 
 from __future__ import annotations
+
+from . import GITHUB_KIND
 
 
 def _escape_data(s: str) -> str:
@@ -12,15 +19,18 @@ def _escape_property(s: str) -> str:
 
 
 def render(diagnostics, ctx) -> str:
+    from .positions import file_region
+
     lines = []
     for d in diagnostics:
         loc = f"{d.location.row}:{d.location.column}" if d.cell is None else f"cell {d.cell}:{d.location.row}:{d.location.column}"
+        (row, col), (end_row, end_col) = file_region(d)
         props = (
             f"title={_escape_property('amplint (' + d.code + ')')},"
             f"file={_escape_property(d.filename)},"
-            f"line={d.location.row},col={d.location.column},"
-            f"endLine={d.end_location.row},endColumn={d.end_location.column}"
+            f"line={row},col={col},"
+            f"endLine={end_row},endColumn={end_col}"
         )
-        kind = {"info": "notice", "warning": "warning"}.get(d.severity, "error")
+        kind = GITHUB_KIND.get(d.severity, "error")
         lines.append(f"::{kind} {props}::{_escape_data(f'{d.filename}:{loc}: {d.code} {d.message}')}\n")
     return "".join(lines)

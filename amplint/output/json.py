@@ -8,7 +8,10 @@ def to_records(diagnostics) -> list[dict]:
     out = []
     for d in diagnostics:
         rec = d.to_json()
-        rec["filename"] = os.path.abspath(d.filename) if not d.filename.startswith("<") else d.filename
+        rec["filename"] = os.path.abspath(d.filename) if not d.filename.startswith("<") and d.filename != "-" else d.filename
+        for r in rec.get("related", ()):
+            if not r["filename"].startswith("<") and r["filename"] != "-":
+                r["filename"] = os.path.abspath(r["filename"])
         out.append(rec)
     return out
 

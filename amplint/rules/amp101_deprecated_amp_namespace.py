@@ -76,7 +76,9 @@ class DeprecatedAmpNamespace(Rule):
     replacements need torch 2.4 or later, the release that deprecated the old names; the
     only behavioural difference is that `dtype` and `cache_enabled` now default to the
     values set with `torch.set_autocast_dtype` / `torch.set_autocast_cache_enabled`
-    (float16 and True unless changed).
+    (float16 and True unless changed). In a project that targets an older torch
+    (`target-torch-version`, or a declared requirement such as `torch==2.2.2`), the rewrites
+    are unsafe fixes: `--fix` leaves them, `--unsafe-fixes` applies them.
 
     ## References
     - [pytorch/pytorch#126527: deprecate the device-specific GradScaler and autocast API](https://github.com/pytorch/pytorch/pull/126527)
@@ -117,12 +119,20 @@ class DeprecatedAmpNamespace(Rule):
                 continue
             old = _old_name(ref.qual, sym)
             fix = fixer.fix(ref, dev, sym) if exact else None
+            if fix is not None and fix.applicability == "safe" and _targets_before_2_4(self.options):
+                fix = fix._replace(applicability="unsafe")  # the replacements need torch >= 2.4
             yield Finding(
                 node=ref.node,
                 stmt=ref.stmt,
                 message=self.message.format(old=old, new=AF.replacement(sym, dev)),
                 fix=fix,
             )
+
+
+def _targets_before_2_4(options) -> bool:
+    """``target-torch-version`` (or the project's declared torch requirement) is below 2.4."""
+    target = getattr(options, "target_torch_version", None)
+    return target is not None and tuple(target) < (2, 4)
 
 
 def _mentioned_not_used(view, node) -> bool:
