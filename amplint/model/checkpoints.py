@@ -269,8 +269,8 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
 
     if depth > _MAX_DEPTH or value is None:
         return []
-    if isinstance(value, cst.Dict):
-        return [_from_dict(value, func)]
+    if isinstance(value, (cst.Dict, cst.DictComp)):
+        return [_from_dict(value, func, model)]
     if isinstance(value, cst.Call):
         if isinstance(value.func, cst.Name) and value.func.value == "dict":
             return [_from_dict_call(value, func)]
@@ -299,21 +299,39 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
     return []
 
 
-def _from_dict(node, func) -> Cand:
+def _from_dict(node, func, model=None) -> Cand:
+    """A dict literal or comprehension; a computed key is kept as its source text
+    (``f"{name}_optim"``) so that what it names still counts."""
     cand = Cand(node, func, None)
+    if isinstance(node, cst.DictComp):
+        cand.keys.append(_key_text(model, node.key))
+        cand.values.append(node.value)
+        return cand
     for el in node.elements:
         if isinstance(el, cst.DictElement):
             k = el.key
             if isinstance(k, cst.SimpleString):
                 cand.keys.append(str(k.evaluated_value))
             else:
-                cand.keys.append("")
-                if not isinstance(k, (cst.Integer, cst.Float)):
+                cand.keys.append(_key_text(model, k))
+                if _opaque(el.value) and not isinstance(k, (cst.Integer, cst.Float)):
                     cand.unknown = True
             cand.values.append(el.value)
         else:
-            cand.unknown = True
+            cand.unknown = True  # ``**other``
     return cand
+
+
+def _opaque(value) -> bool:
+    """A value that is just a reference (``value``, ``obj.attr``, ``items[k]``): with a computed
+    key it may be anything, the scaler's state included."""
+    return isinstance(value, (cst.Name, cst.Attribute, cst.Subscript))
+
+
+def _key_text(model, key) -> str:
+    if isinstance(key, (cst.Integer, cst.Float)) or model is None:
+        return ""
+    return model.code_for(key)
 
 
 def _from_dict_call(node, func) -> Cand:
@@ -351,14 +369,25 @@ def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> No
                 if isinstance(above, cst.AssignTarget):
                     key = _subscript_key(parent)
                     assign = u.stmt
-                    if key is None or not isinstance(assign, cst.Assign):
+                    if not isinstance(assign, cst.Assign):
                         cand.unknown = True
                     else:
-                        cand.keys.append(key)
+                        if key is None and _opaque(assign.value):
+                            cand.unknown = True  # ``ckpt[name] = value``: anything, the scaler's state too
+                        cand.keys.append(key if key is not None else model.code_for(parent.slice[0].slice))
                         cand.values.append(assign.value)
                 continue
             if isinstance(parent, cst.Attribute) and fname == "value":
-                if parent.attr.value in ("update", "setdefault", "__setitem__", "__ior__"):
+                if parent.attr.value == "update":
+                    call, _ = u.parent(2)
+                    merged = _merged(model, call)
+                    if merged is None:
+                        cand.unknown = True
+                    else:
+                        cand.keys.extend(merged.keys)
+                        cand.values.extend(merged.values)
+                        cand.unknown = cand.unknown or merged.unknown
+                elif parent.attr.value in ("setdefault", "__setitem__", "__ior__"):
                     cand.unknown = True
                 continue
             if isinstance(parent, cst.Arg):
@@ -371,6 +400,18 @@ def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> No
                 cand.unknown = True
             if isinstance(parent, cst.AugAssign):
                 cand.unknown = True
+
+
+def _merged(model, call) -> Cand | None:
+    """What ``ckpt.update(...)`` adds: a dict literal or comprehension, or keywords."""
+    if not isinstance(call, cst.Call) or len(call.args) != 1 or call.args[0].star:
+        return None
+    a = call.args[0]
+    if a.keyword is not None:
+        return _from_dict_call(call, None)
+    if isinstance(a.value, (cst.Dict, cst.DictComp)):
+        return _from_dict(a.value, None, model)
+    return None
 
 
 def _subscript_key(sub) -> str | None:

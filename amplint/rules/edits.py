@@ -268,3 +268,47 @@ def init_scale_by_keyword(model, ctor, head: str) -> FixPlan | None:
     if {k for k, _ in named} & {k for k, _ in keywords}:
         return None
     return replace(ctor.site.node, render_call(head, named + keywords), "Pass the number as `init_scale=`")
+
+
+# --- AMP015 ----------------------------------------------------------------------------------------
+
+
+def unscaled_inline_metric(model, site, use, title) -> FixPlan | None:
+
+    arg = site.arg(0, "outputs")
+    if arg is None:
+        return None
+    text = model.code_for(arg.value)
+    if not simple_receiver(arg.value):
+        cst = _cst()
+
+        parent, _ = use.parent()
+        if not isinstance(parent, cst.Arg):
+            text = f"({text})"
+    return FixPlan("safe", title, [NodeEdit("replace", site.node, text)])
+
+
+def unscaled_bound_metric(model, site, target, assign, kinds, uses, title) -> FixPlan | None:
+    cst = _cst()
+
+    if any(k == "other" for _, k in kinds):
+        return None
+    arg = site.arg(0, "outputs")
+    if arg is None or not isinstance(arg.value, cst.Name):
+        return None
+    source = arg.value.value
+    name = target.value
+    if name != source:
+        # metric uses read the unscaled ``source`` instead, if nothing rebinds it afterwards
+        start = next(u.index for u in uses if u.node is target)
+        if any(u.name == source and u.store and u.index > start for u in uses):
+            return None
+        edits = [NodeEdit("replace", u.node, source) for u, k in kinds if k == "metric"]
+        return FixPlan("safe", title, edits)
+    # ``loss = scaler.scale(loss)``: bind the scaled value to a new name used by backward only
+    new = "scaled_loss" if name != "scaled_loss" else None
+    if new is None or any(u.name == new for u in uses) or new in site.func.assigned or new in site.func.params:
+        return None
+    edits = [NodeEdit("replace", target, new)]
+    edits += [NodeEdit("replace", u.node, new) for u, k in kinds if k == "backward"]
+    return FixPlan("safe", title, edits)
