@@ -72,8 +72,9 @@ def _training_scopes(model, uf) -> set:
 
 
 def _in_scope(model, func, scopes) -> bool:
-    """``func`` trains with an enabled scaler, calls code of this file that does, or belongs to
-    a class that keeps a scaler as state (``self.scaler``) and trains with it."""
+    """``func`` trains with an enabled scaler, calls code of this file that does, is called by
+    such code, or belongs to a class that keeps a scaler as state (``self.scaler``) and trains
+    with it."""
     from .usage import facts
 
     cls = owner_class(func)
@@ -96,6 +97,18 @@ def _in_scope(model, func, scopes) -> bool:
                 if callee is not None and callee not in seen:
                     seen.add(callee)
                     nxt.append(callee)
+        frontier = nxt
+    # a saving helper called from the training code (``save_checkpoint(model, optimizer, ...)``)
+    frontier, seen = [func], {func}
+    for _ in range(3):
+        nxt = []
+        for f in frontier:
+            for caller, callees in model.static_callees.items():
+                if f in callees and caller not in seen:
+                    if caller in touching:
+                        return True
+                    seen.add(caller)
+                    nxt.append(caller)
         frontier = nxt
     train_calls = [c for c in uf.calls("scale", "step") if _enabled(model, c.func, c.recv)]
     if cls is not None:
