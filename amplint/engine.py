@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from ._record import Factory, Record
 from .config import RuleOptions, Settings
-from .diagnostics import Diagnostic, Edit, Fix, Location
+from .diagnostics import Diagnostic, Edit, Fix, Location, Related
 from .files import read_regular
 from .lines import split_lines
 from .prefilter import Prefilter
@@ -493,7 +493,16 @@ class Resolver:
             noqa_row=start.row,
             fix=fix,
             severity=rule.severity,
+            related=tuple(self.related(r, name) for r in f.related),
         )
+
+    def related(self, r, name: str) -> Related:
+        if len(r) == 2:
+            node, message = r
+            start, end = self.range(node)
+            return Related(name, start, end, message)
+        filename, (row, col), (end_row, end_col), message = r
+        return Related(filename, Location(row, col), Location(end_row, end_col), message)
 
     def _alone_in_block(self, first: int, last: int) -> bool:
         """The statement on rows first..last is the only one of its block (deleting it must

@@ -32,7 +32,7 @@ def readme_example() -> list[tuple[list[str], list[tuple[str, int, str]]]]:
         if line.startswith("$ amplint "):
             out.append((line[len("$ amplint "):].split(), []))
             continue
-        m = re.match(r"(AMP\d{3}) \S+ \(line (\d+)\)\s+(\S+(?: \S+)?)  ", line)
+        m = re.match(r"(AMP\d{3}) \S+ \(lines? (\d+)[^)]*\)\s+(\S+(?: \S+)?)  ", line)
         if m:
             out[-1][1].append((m.group(1), int(m.group(2)), m.group(3)))
     return out
@@ -53,7 +53,7 @@ def test_readme_worked_example(tmp_path, cmd, rows):
     proc = amplint(*cmd, "--json", str(tmp_path / "u.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # failure modes showed
     got = [(m.group(1), int(m.group(2)), m.group(3)) for m in
-           re.finditer(r"^(AMP\d{3}) \S+ \(line (\d+)\)\s+(\S+(?: \S+)?)  ", proc.stdout, re.MULTILINE)]
+           re.finditer(r"^(AMP\d{3}) \S+ \(lines? (\d+)[^)]*\)\s+(\S+(?: \S+)?)  ", proc.stdout, re.MULTILINE)]
     assert got == rows, proc.stdout
     data = json.loads((tmp_path / "u.json").read_text())
     assert data["mode"] == "user-code" and data["exit_code"] == 1

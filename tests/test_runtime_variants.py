@@ -34,7 +34,7 @@ VARIANTS = {
                "CONFIRMED", "scaled-series",
                [("bad.py", *ADAM), ("good.py", *ADAM)]),
     "AMP003": ("optimizer.step() without an update(): SGD diverges", "CONFIRMED", "loss",
-               [("bad.py", "        scaler.update()\n", "")]),
+               [("bad.py", "        scaler.update()  # error: AMP006\n", "")]),
     "AMP004": ("a loss scaled once, then unscaled: step() divides unscaled gradients by the scale",
                "CONFIRMED", "scaled-update",
                [("bad.py", "    for x, y in batches:\n", "    for i, (x, y) in enumerate(batches):\n"),
@@ -63,7 +63,7 @@ VARIANTS = {
                  "        @torch.amp.custom_bwd(device_type=device)\n        def backward(ctx, grad):  # error: AMP104\n"),
                 ("bad.py", "        @torch.amp.custom_fwd(device_type=device)\n", "")]),
     "AMP201": ("update() in evaluation: AssertionError", "CONFIRMED", "raises",
-               [("bad.py", "            total += scaler.scale(val_loss).item()  # error: AMP201\n",
+               [("bad.py", "            total += scaler.scale(val_loss).item()  # error: AMP015, AMP201\n",
                  "            total += val_loss.item()\n            scaler.update()  # error: AMP201\n")]),
 }
 

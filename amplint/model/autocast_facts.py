@@ -331,3 +331,50 @@ def has_star(call: cst.Call) -> bool:
 
 def qual_of(model, node: cst.BaseExpression) -> str | None:
     return model.imports.qualify(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+# --- deprecated references (AMP101) --------------------------------------------------------------
+
+
+def deprecated_references(model) -> list:
+    """``(reference, device, symbol, exact)`` for every use of a deprecated AMP name that is a use:
+    not shadowed by a parameter, not bound by several imports (a compatibility fallback), not
+    in version-compatibility code, not an entry of a table or an operand of a comparison."""
+    candidates = []
+    for ref in model.refs:
+        hit = deprecated_symbol(ref.qual)
+        if hit is not None:
+            candidates.append((ref, hit))
+    if not candidates:
+        return []
+    view = tree(model)
+    out = []
+    for ref, (dev, sym, exact) in candidates:
+        head = ref_head(ref)
+        if head is not None and (shadowed(ref.func, head) or len(view.import_quals(head)) > 1):
+            continue
+        if is_compat_code(model, ref.node) or _mentioned_not_used(view, ref.node):
+            continue
+        out.append((ref, dev, sym, exact))
+    return out
+
+
+def _mentioned_not_used(view, node) -> bool:
+    """The name is an entry of a table (a list, tuple, set or dict literal) or an operand of a
+    comparison (``func in [...]``, ``value is torch.cuda.amp.autocast``): code that recognises
+    the deprecated API (torch's own dynamo) rather than uses it. ``isinstance`` / ``issubclass``
+    with a tuple of classes is a use: the deprecated subclass misses new-style objects."""
+    parent = view.parent_of(node)
+    if isinstance(parent, cst.ComparisonTarget) or (isinstance(parent, cst.Comparison) and parent.left is node):
+        return True
+    if isinstance(parent, (cst.DictElement, cst.StarredDictElement)):
+        return True
+    if isinstance(parent, cst.Element):
+        container = view.parent_of(parent)
+        if isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+            arg = view.parent_of(container)
+            call = view.parent_of(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass"):
+                return False
+            return True
+    return False

@@ -57,7 +57,8 @@ class UnscaledBackwardWithScaler(Rule):
     ## Fix safety
     Wrapping the receiver, `loss.backward()` -> `scaler.scale(loss).backward()`, is a safe fix:
     it is what the scaler's step expects. It is offered when the receiver is a simple
-    expression and the function uses a single scaler.
+    expression and the function uses a single scaler. For a scaler that scales and steps nothing
+    no fix is offered: the optimizer's step and an `update()` would have to go through it too.
 
     ## References
     - [Automatic Mixed Precision examples](https://pytorch.org/docs/stable/notes/amp_examples.html)
@@ -82,8 +83,7 @@ class UnscaledBackwardWithScaler(Rule):
                 node=site.node,
                 stmt=site.stmt,
                 message=self.UNUSED.format(call=call_text(model, site), scaler=scaler),
-                fix=edits.wrap_in_scale(model, site, scaler, self.fix_title.format(scaler=scaler)),
-            )
+            )  # no fix: the step and the update would have to go through the scaler too
         for site, key, _step in plain_backwards_into_steps(model, partial=False):
             scaler = scaler_text(model, site.func, key)
             shown = scaler or display_key(key)

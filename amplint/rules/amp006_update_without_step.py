@@ -78,7 +78,7 @@ class UpdateWithoutStep(Rule):
     def check(self, model) -> Iterable[Finding]:
         from ..model.flow.queries import updates_without_step
 
-        for obs in updates_without_step(model):
+        for obs, bypass in updates_without_step(model):
             site = obs.site
             call = call_text(model, site)
             scaler = recv_text(model, site) or display_key(obs.scaler)
@@ -87,4 +87,5 @@ class UpdateWithoutStep(Rule):
                 stmt=site.stmt,
                 message=self.message.format(call=call, scaler=scaler),
                 fix=edits.move_under_previous_guard(model, site, self.fix_title.format(call=call, scaler=scaler)),
+                related=tuple((n, "this `step()` consumed the scaled gradients instead (AMP003)") for n in bypass),
             )

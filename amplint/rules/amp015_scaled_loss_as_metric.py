@@ -80,4 +80,5 @@ class ScaledLossAsMetric(Rule):
             else:
                 target, assign = m.bound
                 fix = edits.unscaled_bound_metric(model, m.site, target, assign, m.kinds, m.uses, self.fix_title)
-            yield Finding(node=m.node, stmt=m.stmt, message=message, fix=fix)
+            related = ((m.site.node, "the scaled value comes from here"),) if m.node is not m.site.node else ()
+            yield Finding(node=m.node, stmt=m.stmt, message=message, fix=fix, related=related)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 
 
 class DeprecatedAmpNamespace(Rule):
@@ -97,34 +98,14 @@ class DeprecatedAmpNamespace(Rule):
     def check(self, model) -> Iterable[Finding]:
         from ..model import autocast_facts as AF
 
-        candidates = []
-        for ref in model.refs:
-            hit = AF.deprecated_symbol(ref.qual)
-            if hit is None:
-                continue
-            candidates.append((ref, hit))
-        if not candidates:
-            return
-        view = AF.tree(model)
-        fixer = _Fixer(model, view)
-        for ref, (dev, sym, exact) in candidates:
-            head = AF.ref_head(ref)
-            if head is not None:
-                if AF.shadowed(ref.func, head):
-                    continue
-                quals = view.import_quals(head)
-                if len(quals) > 1:
-                    continue  # bound by several imports (a compatibility fallback): unknown
-            if AF.is_compat_code(model, ref.node) or _mentioned_not_used(view, ref.node):
-                continue
-            old = _old_name(ref.qual, sym)
-            fix = fixer.fix(ref, dev, sym) if exact else None
+        for ref, dev, sym, exact in AF.deprecated_references(model):
+            fix = edits.deprecation_fix(model, ref, dev, sym) if exact else None
             if fix is not None and fix.applicability == "safe" and _targets_before_2_4(self.options):
                 fix = fix._replace(applicability="unsafe")  # the replacements need torch >= 2.4
             yield Finding(
                 node=ref.node,
                 stmt=ref.stmt,
-                message=self.message.format(old=old, new=AF.replacement(sym, dev)),
+                message=self.message.format(old=_old_name(ref.qual, sym), new=AF.replacement(sym, dev)),
                 fix=fix,
             )
 
@@ -135,232 +116,6 @@ def _targets_before_2_4(options) -> bool:
     return target is not None and tuple(target) < (2, 4)
 
 
-def _mentioned_not_used(view, node) -> bool:
-    """The name is an entry of a table (a list, tuple, set or dict literal) or an operand of a
-    comparison (``func in [...]``, ``value is torch.cuda.amp.autocast``): code that recognises
-    the deprecated API (torch's own dynamo) rather than uses it. ``isinstance`` / ``issubclass``
-    with a tuple of classes is a use: the deprecated subclass misses new-style objects."""
-    import libcst as cst
-
-    parent = view.parent_of(node)
-    if isinstance(parent, cst.ComparisonTarget) or (isinstance(parent, cst.Comparison) and parent.left is node):
-        return True
-    if isinstance(parent, (cst.DictElement, cst.StarredDictElement)):
-        return True
-    if isinstance(parent, cst.Element):
-        container = view.parent_of(parent)
-        if isinstance(container, (cst.List, cst.Tuple, cst.Set)):
-            arg = view.parent_of(container)
-            call = view.parent_of(arg) if isinstance(arg, cst.Arg) else None
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass"):
-                return False
-            return True
-    return False
-
-
 def _old_name(qual: str, sym: str) -> str:
     ns = "torch.cuda.amp" if qual.startswith("torch.cuda.amp") else "torch.cpu.amp"
     return f"{ns}.{sym}"
-
-
-class _Fixer:
-    """Builds the AMP101 fixes.  Each fix removes its own finding and nothing else: a use is
-    rewritten to the fully qualified ``torch.amp`` call (so it no longer depends on the
-    deprecated import), and a deprecated ``from`` import is removed once nothing uses it."""
-
-    def __init__(self, model, view) -> None:
-        self.model = model
-        self.view = view
-
-    def fix(self, ref, dev: str, sym: str) -> FixPlan | None:
-        import libcst as cst
-
-        from ..model import autocast_facts as AF
-
-        node = ref.node
-        if isinstance(node, cst.ImportAlias):
-            return self._remove_import(node)
-        if not isinstance(node, (cst.Name, cst.Attribute)):
-            return None
-        head = AF.ref_head(ref)
-        if head is None:
-            return None
-        extra: list[NodeEdit] = []
-        if isinstance(node, cst.Attribute) and self.model.imports.names.get(head) == "torch":
-            callee = f"{head}.amp.{sym}"
-        elif AF.shadowed(ref.func, "torch"):
-            return None
-        elif self.view.torch_bound_before(node):
-            callee = f"torch.amp.{sym}"
-        else:
-            line = self._import_line_to_precede(head)
-            if line is None:
-                return None
-            callee = f"torch.amp.{sym}"
-            extra.append(NodeEdit("insert_before", line, "import torch"))
-        edits = self._use_edits(node, dev, sym, callee)
-        if edits is None:
-            return None
-        return FixPlan("safe", _title(callee, dev, sym), edits + extra)
-
-    # --- one use ------------------------------------------------------------------------
-
-    def _use_edits(self, node, dev: str, sym: str, callee: str) -> list[NodeEdit] | None:
-        import libcst as cst
-
-        parent = self.view.parent_of(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
-            return _call_edits(self.model, parent, dev, sym, callee)
-        if isinstance(parent, cst.Decorator) and parent.decorator is node and sym in ("custom_fwd", "custom_bwd"):
-            return [NodeEdit("replace", node, f'{callee}(device_type="{dev}")')]
-        return None
-
-    def _import_line_to_precede(self, head: str):
-        """The top-level import line binding ``head``, when ``torch`` is bound and used nowhere:
-        ``import torch`` may then be added right before it."""
-        import libcst as cst
-
-        if self.view.bindings.get("torch") or self.view.uses("torch"):
-            return None
-        bindings = self.view.bindings.get(head, [])
-        if len(bindings) != 1:
-            return None
-        _q, _alias, stmt = bindings[0]
-        line = self.view.parent_of(stmt)
-        if not isinstance(line, cst.SimpleStatementLine) or line not in self.model.module.body:
-            return None
-        return line
-
-    # --- the import line ----------------------------------------------------------------
-
-    def _remove_import(self, alias) -> FixPlan | None:
-        """Delete a deprecated ``from`` import that nothing in the file uses any more."""
-        import libcst as cst
-
-        stmt = self.view.parent_of(alias)
-        if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
-            return None
-        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else (
-            alias.name.value if isinstance(alias.name, cst.Name) else None)
-        if local is None or self.view.uses(local) or local in _exported_names(self.model):
-            return None
-        if len(self.view.bindings.get(local, [])) != 1:
-            return None
-        title = f"Remove the unused deprecated import of `{local}`"
-        names = list(stmt.names)
-        if len(names) == 1:
-            line = self.view.parent_of(stmt)
-            block = self.view.parent_of(line) if line is not None else None
-            alone = isinstance(block, cst.Module) or (isinstance(block, cst.IndentedBlock) and len(block.body) > 1)
-            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and _no_comments(line) and alone:
-                return FixPlan("unsafe", title, [NodeEdit("delete_stmt", line)])
-            return None
-        rest = [a for a in names if a is not alias]
-        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        text = self.model.module.code_for_node(stmt.with_changes(names=rest))
-        return FixPlan("unsafe", title, [NodeEdit("replace", stmt, text)])
-
-
-def _no_comments(line) -> bool:
-    tw = line.trailing_whitespace
-    return tw.comment is None
-
-
-def _title(callee: str, dev: str, sym: str) -> str:
-    if sym in ("custom_fwd", "custom_bwd"):
-        return f'Use `{callee}(device_type="{dev}")`'
-    return f'Use `{callee}("{dev}", ...)` with keyword arguments'
-
-
-def _exported_names(model) -> set[str]:
-    import libcst as cst
-
-    out: set[str] = set()
-    for a in model.assignments:
-        if not a.func.is_module or "__all__" not in a.targets:
-            continue
-        v = a.value
-        if isinstance(v, (cst.List, cst.Tuple, cst.Set)):
-            for e in v.elements:
-                if isinstance(e.value, cst.SimpleString):
-                    try:
-                        out.add(str(e.value.evaluated_value))
-                    except Exception:  # pragma: no cover
-                        pass
-        else:
-            out.add("*")  # computed __all__: anything may be exported
-    if "*" in out:
-        out |= {"autocast", "GradScaler", "custom_fwd", "custom_bwd"}
-    return out
-
-
-def _call_edits(model, call, dev: str, sym: str, callee: str | None) -> list[NodeEdit] | None:
-    """Rewrite ``old(args)`` to the ``torch.amp`` call: device first, positionals as keywords."""
-    from ..model import autocast_facts as AF
-
-    args = list(call.args)
-    if any(a.star for a in args):
-        return None
-    pos = [a for a in args if a.keyword is None]
-    kws = [a for a in args if a.keyword is not None]
-    if pos and kws and args.index(pos[-1]) > args.index(kws[0]):
-        return None  # a positional after a keyword: not valid Python anyway
-    new_callee = callee if callee is not None else model.code_for(call.func)
-    edits: list[NodeEdit] = []
-    if callee is not None:
-        edits.append(NodeEdit("replace", call.func, callee))
-    if sym in AF.OLD_PARAMS:
-        params = AF.OLD_PARAMS[sym]
-        if len(pos) > len(params):
-            return None
-        used = set(params[: len(pos)])
-        for k in kws:
-            name = k.keyword.value
-            if name not in params or name in used:
-                return None
-            used.add(name)
-        if sym == "autocast" and not _plausible_enabled(model, pos[0].value if pos else None):
-            return None  # ``autocast("cuda")``: already broken, AMP102 says so
-        device = f'"{dev}"'
-        if not args:
-            return [NodeEdit("replace", call, f"{new_callee}({device})")]
-        for i, a in enumerate(pos):
-            text = f"{params[i]}={model.code_for(a.value)}"
-            if i == 0:
-                text = f"{device}, {text}"
-            edits.append(NodeEdit("replace", a, text))
-        if not pos:
-            edits.append(NodeEdit("replace", kws[0].keyword, f"{device}, {kws[0].keyword.value}"))
-        return edits
-    # custom_fwd(fwd=None, *, cast_inputs=None) / custom_bwd(bwd)
-    allowed = {"custom_fwd": ("fwd", "cast_inputs"), "custom_bwd": ("bwd",)}[sym]
-    if len(pos) > 1 or any(k.keyword.value not in allowed for k in kws):
-        return None
-    if sym == "custom_bwd" and len(args) != 1:
-        return None
-    device = f'device_type="{dev}"'
-    if not args:
-        return [NodeEdit("replace", call, f"{new_callee}({device})")]
-    first = args[0]
-    if first.keyword is None:
-        edits.append(NodeEdit("replace", first, f"{model.code_for(first.value)}, {device}"))
-    else:
-        edits.append(NodeEdit("replace", first.keyword, f"{device}, {first.keyword.value}"))
-    return edits
-
-
-def _plausible_enabled(model, node) -> bool:
-    """The old first positional (``enabled``) is not a string or a dtype literal."""
-    import libcst as cst
-
-    if node is None:
-        return True
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return False
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        q = model.imports.qualify(node)
-        from ..torch_api import dtype_kind
-
-        if dtype_kind(q) is not None:
-            return False
-    return True

@@ -53,13 +53,16 @@ class FixPlan(Record):
 
 
 class Finding(Record):
-    __slots__ = _fields = ("node", "message", "stmt", "fix", "extra")
-    _defaults = {"message": None, "stmt": None, "fix": None, "extra": Factory(dict)}
+    __slots__ = _fields = ("node", "message", "stmt", "fix", "extra", "related")
+    _defaults = {"message": None, "stmt": None, "fix": None, "extra": Factory(dict), "related": ()}
     node: Any  # the CST node the diagnostic points at
     message: str | None  # None: the rule's default message
     stmt: Any  # the statement the node belongs to (noqa may sit on its last line)
     fix: FixPlan | None
     extra: dict
+    #: other places that explain the finding: ``(node, message)`` in this file, or
+    #: ``(filename, (row, col), (end_row, end_col), message)`` in another one
+    related: tuple
 
 
 class Rule:

@@ -312,3 +312,299 @@ def unscaled_bound_metric(model, site, target, assign, kinds, uses, title) -> Fi
     edits = [NodeEdit("replace", target, new)]
     edits += [NodeEdit("replace", u.node, new) for u, k in kinds if k == "backward"]
     return FixPlan("safe", title, edits)
+
+
+# --- AMP014 ----------------------------------------------------------------------------------------
+
+
+def remove_fp16_conversion(model, site, title) -> FixPlan | None:
+    from ..model.usage import block_of as _func_block
+
+    recv = site.recv_node
+    recv_text = model.code_for(recv)
+    if site.method == "to":
+        if any(a.star for a in site.node.args):
+            return None
+        rest = [a for a in site.node.args if not _is_fp16_dtype(model, a.value)]
+        if rest:
+            inner = ", ".join(
+                f"{a.keyword.value}={model.code_for(a.value)}" if a.keyword is not None else model.code_for(a.value) for a in rest
+            )
+            return FixPlan("unsafe", title, [NodeEdit("replace", site.node, f"{recv_text}.to({inner})")])
+    if is_simple_statement(site.stmt, site.node) or _assigns_back(model, site, recv_text):
+        block = _func_block(site.func, site.stmt)
+        sole = block is not None and len(block) == 1
+        return FixPlan("unsafe", title, [NodeEdit("delete_stmt", site.stmt, "pass" if sole else "")])
+    return FixPlan("unsafe", title, [NodeEdit("replace", site.node, recv_text)])
+
+
+def _assigns_back(model, site, recv_text: str) -> bool:
+    """``model = model.half()``: removing the conversion leaves ``model = model``."""
+    cst = _cst()
+
+    stmt = site.stmt
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    return (
+        isinstance(small, cst.Assign)
+        and small.value is site.node
+        and len(small.targets) == 1
+        and model.code_for(small.targets[0].target) == recv_text
+    )
+
+
+def _is_fp16_dtype(model, node) -> bool:
+    from ..torch_api import FLOAT16
+
+    return model.imports.qualify(node) in FLOAT16
+
+
+# --- AMP101 ----------------------------------------------------------------------------------------
+
+
+def deprecation_fix(model, ref, dev: str, sym: str) -> FixPlan | None:
+    """``torch.cuda.amp.X(...)`` -> ``torch.amp.X("cuda", ...)`` with the old positional arguments
+    passed by keyword; an unused deprecated ``from`` import removed (unsafe)."""
+    from ..model import autocast_facts as AF
+
+    fixer = getattr(model, "_deprecation_fixer", None)
+    if fixer is None:
+        fixer = model._deprecation_fixer = _DeprecationFixer(model, AF.tree(model))
+    return fixer.fix(ref, dev, sym)
+
+
+class _DeprecationFixer:
+    """Builds the AMP101 fixes.  Each fix removes its own finding and nothing else: a use is
+    rewritten to the fully qualified ``torch.amp`` call (so it no longer depends on the
+    deprecated import), and a deprecated ``from`` import is removed once nothing uses it."""
+
+    def __init__(self, model, view) -> None:
+        self.model = model
+        self.view = view
+
+    def fix(self, ref, dev: str, sym: str) -> FixPlan | None:
+        cst = _cst()
+
+        from ..model import autocast_facts as AF
+
+        node = ref.node
+        if isinstance(node, cst.ImportAlias):
+            return self._remove_import(node)
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return None
+        head = AF.ref_head(ref)
+        if head is None:
+            return None
+        extra: list[NodeEdit] = []
+        if isinstance(node, cst.Attribute) and self.model.imports.names.get(head) == "torch":
+            callee = f"{head}.amp.{sym}"
+        elif AF.shadowed(ref.func, "torch"):
+            return None
+        elif self.view.torch_bound_before(node):
+            callee = f"torch.amp.{sym}"
+        else:
+            line = self._import_line_to_precede(head)
+            if line is None:
+                return None
+            callee = f"torch.amp.{sym}"
+            extra.append(NodeEdit("insert_before", line, "import torch"))
+        edits = self._use_edits(node, dev, sym, callee)
+        if edits is None:
+            return None
+        return FixPlan("safe", _title(callee, dev, sym), edits + extra)
+
+    # --- one use ------------------------------------------------------------------------
+
+    def _use_edits(self, node, dev: str, sym: str, callee: str) -> list[NodeEdit] | None:
+        cst = _cst()
+
+        parent = self.view.parent_of(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return _call_edits(self.model, parent, dev, sym, callee)
+        if isinstance(parent, cst.Decorator) and parent.decorator is node and sym in ("custom_fwd", "custom_bwd"):
+            return [NodeEdit("replace", node, f'{callee}(device_type="{dev}")')]
+        return None
+
+    def _import_line_to_precede(self, head: str):
+        """The top-level import line binding ``head``, when ``torch`` is bound and used nowhere:
+        ``import torch`` may then be added right before it."""
+        cst = _cst()
+
+        if self.view.bindings.get("torch") or self.view.uses("torch"):
+            return None
+        bindings = self.view.bindings.get(head, [])
+        if len(bindings) != 1:
+            return None
+        _q, _alias, stmt = bindings[0]
+        line = self.view.parent_of(stmt)
+        if not isinstance(line, cst.SimpleStatementLine) or line not in self.model.module.body:
+            return None
+        return line
+
+    # --- the import line ----------------------------------------------------------------
+
+    def _remove_import(self, alias) -> FixPlan | None:
+        """Delete a deprecated ``from`` import that nothing in the file uses any more."""
+        cst = _cst()
+
+        stmt = self.view.parent_of(alias)
+        if not isinstance(stmt, cst.ImportFrom) or isinstance(stmt.names, cst.ImportStar):
+            return None
+        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else (
+            alias.name.value if isinstance(alias.name, cst.Name) else None)
+        if local is None or self.view.uses(local) or local in _exported_names(self.model):
+            return None
+        if len(self.view.bindings.get(local, [])) != 1:
+            return None
+        title = f"Remove the unused deprecated import of `{local}`"
+        names = list(stmt.names)
+        if len(names) == 1:
+            line = self.view.parent_of(stmt)
+            block = self.view.parent_of(line) if line is not None else None
+            alone = isinstance(block, cst.Module) or (isinstance(block, cst.IndentedBlock) and len(block.body) > 1)
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and _no_comments(line) and alone:
+                return FixPlan("unsafe", title, [NodeEdit("delete_stmt", line)])
+            return None
+        rest = [a for a in names if a is not alias]
+        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        text = self.model.module.code_for_node(stmt.with_changes(names=rest))
+        return FixPlan("unsafe", title, [NodeEdit("replace", stmt, text)])
+
+
+def _no_comments(line) -> bool:
+    tw = line.trailing_whitespace
+    return tw.comment is None
+
+
+def _title(callee: str, dev: str, sym: str) -> str:
+    if sym in ("custom_fwd", "custom_bwd"):
+        return f'Use `{callee}(device_type="{dev}")`'
+    return f'Use `{callee}("{dev}", ...)` with keyword arguments'
+
+
+def _exported_names(model) -> set[str]:
+    cst = _cst()
+
+    out: set[str] = set()
+    for a in model.assignments:
+        if not a.func.is_module or "__all__" not in a.targets:
+            continue
+        v = a.value
+        if isinstance(v, (cst.List, cst.Tuple, cst.Set)):
+            for e in v.elements:
+                if isinstance(e.value, cst.SimpleString):
+                    try:
+                        out.add(str(e.value.evaluated_value))
+                    except Exception:  # pragma: no cover
+                        pass
+        else:
+            out.add("*")  # computed __all__: anything may be exported
+    if "*" in out:
+        out |= {"autocast", "GradScaler", "custom_fwd", "custom_bwd"}
+    return out
+
+
+def _call_edits(model, call, dev: str, sym: str, callee: str | None) -> list[NodeEdit] | None:
+    """Rewrite ``old(args)`` to the ``torch.amp`` call: device first, positionals as keywords."""
+    from ..model import autocast_facts as AF
+
+    args = list(call.args)
+    if any(a.star for a in args):
+        return None
+    pos = [a for a in args if a.keyword is None]
+    kws = [a for a in args if a.keyword is not None]
+    if pos and kws and args.index(pos[-1]) > args.index(kws[0]):
+        return None  # a positional after a keyword: not valid Python anyway
+    new_callee = callee if callee is not None else model.code_for(call.func)
+    edits: list[NodeEdit] = []
+    if callee is not None:
+        edits.append(NodeEdit("replace", call.func, callee))
+    if sym in AF.OLD_PARAMS:
+        params = AF.OLD_PARAMS[sym]
+        if len(pos) > len(params):
+            return None
+        used = set(params[: len(pos)])
+        for k in kws:
+            name = k.keyword.value
+            if name not in params or name in used:
+                return None
+            used.add(name)
+        if sym == "autocast" and not _plausible_enabled(model, pos[0].value if pos else None):
+            return None  # ``autocast("cuda")``: already broken, AMP102 says so
+        device = f'"{dev}"'
+        if not args:
+            return [NodeEdit("replace", call, f"{new_callee}({device})")]
+        for i, a in enumerate(pos):
+            text = f"{params[i]}={model.code_for(a.value)}"
+            if i == 0:
+                text = f"{device}, {text}"
+            edits.append(NodeEdit("replace", a, text))
+        if not pos:
+            edits.append(NodeEdit("replace", kws[0].keyword, f"{device}, {kws[0].keyword.value}"))
+        return edits
+    # custom_fwd(fwd=None, *, cast_inputs=None) / custom_bwd(bwd)
+    allowed = {"custom_fwd": ("fwd", "cast_inputs"), "custom_bwd": ("bwd",)}[sym]
+    if len(pos) > 1 or any(k.keyword.value not in allowed for k in kws):
+        return None
+    if sym == "custom_bwd" and len(args) != 1:
+        return None
+    device = f'device_type="{dev}"'
+    if not args:
+        return [NodeEdit("replace", call, f"{new_callee}({device})")]
+    first = args[0]
+    if first.keyword is None:
+        edits.append(NodeEdit("replace", first, f"{model.code_for(first.value)}, {device}"))
+    else:
+        edits.append(NodeEdit("replace", first.keyword, f"{device}, {first.keyword.value}"))
+    return edits
+
+
+def _plausible_enabled(model, node) -> bool:
+    """The old first positional (``enabled``) is not a string or a dtype literal."""
+    cst = _cst()
+
+    if node is None:
+        return True
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return False
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        q = model.imports.qualify(node)
+        from ..torch_api import dtype_kind
+
+        if dtype_kind(q) is not None:
+            return False
+    return True
+
+
+# --- AMP103 --------------------------------------------------------------------------------
+
+
+def bce_with_logits(model, site, kind: str, title: str) -> FixPlan | None:
+    """AMP103: ``F.binary_cross_entropy(torch.sigmoid(z), y)`` -> ``..._with_logits(z, y)``."""
+    from ..model import autocast_facts as AF
+    from ..model.losses import sigmoid_arg
+
+    cst = _cst()
+    call = site.node
+    if AF.has_star(call):
+        return None
+    inp = AF.arg_node(call, 0, "input")
+    if inp is None:
+        return None
+    z = sigmoid_arg(model, inp.value)
+    if z is None:
+        return None
+    edits = [NodeEdit("replace", inp.value, model.code_for(z))]
+    if kind == "functional":
+        if site.qual != "torch.nn.functional.binary_cross_entropy" or not isinstance(call.func, cst.Attribute):
+            return None
+        edits.append(NodeEdit("replace", call.func.attr, "binary_cross_entropy_with_logits"))
+    elif kind == "inline":
+        ctor = call.func
+        if not isinstance(ctor.func, cst.Attribute) or ctor.func.attr.value != "BCELoss" or AF.has_star(ctor):
+            return None
+        edits.append(NodeEdit("replace", ctor.func.attr, "BCEWithLogitsLoss"))
+    else:
+        return None
+    return FixPlan("safe", title, edits)

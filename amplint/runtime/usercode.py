@@ -103,13 +103,23 @@ def plan(path: Path, select: list[str] | None = None) -> Plan:
         if code in left:
             no_fix[code] = f"amplint has no fix for {code} here, so there is no twin without it"
             continue
-        variant = fix_text(text, name, settings=_settings(path, select, [code]), unsafe=True)
+        # keep the findings that share a location with this code's, or that explain one another
+        # (AMP015 and AMP201 on one scaled metric; AMP006 after AMP003's bypassing step): fixing
+        # one of them removes the other
+        mine = [d for d in diags if d.code == code]
+        linked = {d.code for d in diags for m in mine if d.code != code and _linked(d, m)}
+        variant = fix_text(text, name, settings=_settings(path, select, [code, *sorted(linked)]), unsafe=True)
         kept = {d.code for d in amplint.lint_source(variant, name, settings=settings)}
         if code not in kept:  # fixing another finding removed this one as well
             no_fix[code] = f"fixing the other findings also removes {code}: it cannot be judged on its own"
             continue
         variants[code] = variant
     return Plan(path, text, good, findings, variants, no_fix, sorted(left))
+
+
+def _linked(a, b) -> bool:
+    return (a.location == b.location or any(r.location == b.location for r in a.related)
+            or any(r.location == a.location for r in b.related))
 
 
 def original_line(variant: str, original: str, line: int) -> int:

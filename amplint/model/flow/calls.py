@@ -60,7 +60,12 @@ class Calls:
         if kind == "opt_step":
             o = self.canon(frame, cs.recv) or cs.recv
             self.observe(frame, "opt_step", cs.node, cs, None, o, states)
-            return {st.with_path(plain=frozenset()) if st.path.plain else st for st in states}
+            out = set()
+            for st in states:
+                scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
+                st = st.with_path(plain=frozenset()) if st.path.plain else st
+                out.add(announce(st, "opt_step", node=cs.node, scaled=scaled) if scaled else st)
+            return out
         if kind in ("torch", "pure", "create"):
             return states
         callee = self.resolve(frame, cs)

@@ -21,6 +21,7 @@ EVENTS = {
     "step": ("scaler", "opt", "node"),
     "update": ("scaler", "node"),
     "zero_grad": ("node", "recv", "dirty"),  # dirty: scalers whose gradients were not clean
+    "opt_step": ("node", "scaled"),  # scaled: scalers whose gradients were still scaled
     "create": ("scaler", "node", "depth"),
     "clip": ("node", "implied"),  # implied: scalers whose gradients are only assumed scaled
     "forget": ("scaler",),
@@ -65,6 +66,20 @@ class ZeroedGradients(Monitor):
         return _without(value, kw["scaler"]) if value else value
 
 
+class BypassedSteps(Monitor):
+    """``optimizer.step()`` calls that consumed a scaler's still-scaled gradients since its last
+    update: ``(scaler, node)``. Read by AMP006: the update after such a step raises, and the step
+    (AMP003) is its cause."""
+
+    name = "bypass"
+    subscribes = ("opt_step", "update", "forget")
+
+    def on(self, value, event, **kw):
+        if event == "opt_step":
+            return value | {(s, kw["node"]) for s in kw["scaled"]}
+        return _without(value, kw["scaler"]) if value else value
+
+
 class FreshScalers(Monitor):
     """Scalers built in the current iteration of the loop at a (dynamic) depth: ``(scaler,
     constructor node, depth)``. Read by AMP008 and AMP001 (a scaler rebuilt every iteration)."""
@@ -96,7 +111,7 @@ class ImpliedClips(Monitor):
         return _without(value, kw["scaler"]) if value else value
 
 
-MONITORS = [ZeroedGradients(), FreshScalers(), ImpliedClips()]
+MONITORS = [ZeroedGradients(), BypassedSteps(), FreshScalers(), ImpliedClips()]
 INDEX = {m.name: i for i, m in enumerate(MONITORS)}
 _BY_EVENT: dict[str, list[tuple[int, Monitor]]] = {}
 for _i, _m in enumerate(MONITORS):

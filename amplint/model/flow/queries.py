@@ -251,9 +251,10 @@ def unscale_after_unscale(model) -> list:
 
 
 def updates_without_step(model) -> list:
-    """``update()`` observations that some exact path reaches with every optimizer READY (no step
-    or ``unscale_`` since the last update: also after an ``optimizer.step()`` that bypassed the
-    scaler), not in evaluation code (AMP201's)."""
+    """``(update observation, bypassing steps)``: updates that some exact path reaches with every
+    optimizer READY (no step or ``unscale_`` since the last update), not in evaluation code
+    (AMP201's). ``bypassing steps``: the ``optimizer.step()`` calls that consumed the scaled
+    gradients on those paths instead (AMP003's findings, the cause)."""
     out = []
     seen: set[int] = set()
     for obs in _obs(model, "update"):
@@ -264,7 +265,8 @@ def updates_without_step(model) -> list:
                 and not _step_skipped_here(obs):
             continue
         seen.add(id(obs.node))
-        out.append(obs)
+        bypass = {n for st in obs.states for s, n in value(st, "bypass") if s == obs.scaler}
+        out.append((obs, sorted(bypass, key=id)))
     return out
 
 

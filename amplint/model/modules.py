@@ -1,0 +1,247 @@
+"""Modules and their parameters (read by AMP014): conversions to float16 (``.half()``,
+``.to(torch.float16)``), what a module name refers to through a conversion chain
+(``model = Net().cuda().half()``), which optimizers hold which modules' parameters, and whether a
+converted module is one a GradScaler trains (not a frozen teacher, an EMA copy, an inference
+model evaluated only)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import torch_api as T
+from .names import dotted_text
+from .scopes import owner_class
+from .syntax import expr_key
+from .usage import calls_in, facts, guarded
+
+_CHAIN = frozenset({"cuda", "to", "cpu", "train", "half", "requires_grad_", "float", "xpu", "type"})
+_SETUP_NAMES = ("__init__", "setup", "_setup", "build", "_build", "configure", "prepare", "_prepare")
+_NOT_TRAINED = ("teacher", "ema", "frozen", "target_net", "reference", "ref_model")
+
+
+def fp16_conversions_of_trained_modules(model) -> list:
+    """``(conversion site, module keys)`` for float16 conversions of modules a GradScaler steps."""
+    uf = facts(model)
+    steps = uf.calls("step")
+    if not steps or any(c.is_sharded for c in uf.ctors):
+        return []
+    if uf.ctors and all(c.enabled is False for c in uf.ctors):
+        return []
+    optimizers = _optimizers(model)
+    stepped = _stepped(model, steps)
+    out = []
+    for site in model.calls:
+        if site.in_lambda or not _is_fp16_conversion(model, site) or _undone(model, site):
+            continue
+        keys = _module_keys(model, site)
+        if not keys or _in_eval(site) or guarded(site.func, site.stmt) or any(_frozen(model, k) for k in keys):
+            continue
+        trained = _trained(model, site, keys, optimizers, stepped, steps)
+        # ``m.eval()`` with no ``m.train()`` marks a frozen teacher, unless the scaler's
+        # optimizer is known to hold ``m``'s parameters (validation after training)
+        if not trained or (trained != "held" and any(_only_evaluated(model, k) for k in keys)):
+            continue
+        out.append((site, keys))
+    return out
+
+
+def _is_fp16_conversion(model, site) -> bool:
+
+    if site.method == "half" and not site.node.args and site.recv_node is not None:
+        return True
+    if site.method == "to" and site.recv_node is not None:
+        for a in site.node.args:
+            if a.keyword is not None and a.keyword.value != "dtype":
+                continue
+            if model.imports.qualify(a.value) in T.FLOAT16:
+                return True
+    return False
+
+
+def _undone(model, site) -> bool:
+    """``m.half().float()``: converted back in the same expression."""
+    parent = model.parent_call_of(site.node)
+    return parent is not None and parent.recv_node is site.node and parent.method in ("float", "double", "to", "type")
+
+
+def _module_keys(model, site) -> tuple[str, ...]:
+    """The dotted names of the module being converted: the receiver (``model`` in
+    ``model.half()``) and the names the result is bound to (``self.model = model.half()``).
+    Empty for a copy, a temporary or anything we cannot name."""
+
+
+    node = site.recv_node
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CHAIN:
+        node = node.func.value
+    keys: list[str] = []
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        text = dotted_text(node)
+        if text is not None:
+            keys.append(text)
+    elif isinstance(node, cst.Call):
+        callee = dotted_text(node.func) or ""
+        if callee.rsplit(".", 1)[-1] in ("deepcopy", "copy", "clone", "de_parallel", "unwrap_model"):
+            return ()
+    else:
+        return ()
+    # ``model = Net().cuda().half()``: the name the chain is bound to
+    top = site.node
+    while True:
+        parent = model.parent_call_of(top)
+        if parent is not None and parent.recv_node is top and parent.method in _CHAIN:
+            top = parent.node
+            continue
+        break
+    stmt = site.stmt
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+        assign = stmt.body[0]
+        if assign.value is top:
+            for t in assign.targets:
+                text = dotted_text(t.target)
+                if text is not None and text not in keys:
+                    keys.append(text)
+    return tuple(keys)
+
+
+def _same_scope(key: str, f1, f2) -> bool:
+    """``key`` names the same object in functions ``f1`` and ``f2``."""
+
+    if f1 is f2:
+        return True
+    head = key.split(".", 1)[0]
+    if head == "self":
+        return owner_class(f1) is not None and owner_class(f1) is owner_class(f2)
+    return not f1.is_local(head) and not f2.is_local(head)
+
+
+def _in_eval(site) -> bool:
+    regions = list(site.func.regions) + list(site.regions)
+    return any(r.kind in ("no_grad", "eval", "eval_name") for r in regions)
+
+
+def _frozen(model, key: str) -> bool:
+
+    for c in model.calls:
+        if c.recv != key:
+            continue
+        if c.method in ("requires_grad_", "train") and c.node.args and _false(c.node.args[0].value):
+            return True
+        if c.method in ("parameters", "named_parameters") and isinstance(c.stmt, cst.For):
+            if "requires_grad" in model.code_for(c.stmt.body):
+                return True
+    return False
+
+
+def _only_evaluated(model, key: str) -> bool:
+    """``key.eval()`` is called and ``key.train()`` (to train mode) never is."""
+    evaluated = False
+    for c in model.calls:
+        if c.recv != key:
+            continue
+        if c.method == "eval":
+            evaluated = True
+        elif c.method == "train" and not (c.node.args and _false(c.node.args[0].value)):
+            return False
+    return evaluated
+
+
+def _false(node) -> bool:
+
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _optimizers(model) -> list[tuple[tuple[str, ...], set[str], object]]:
+    """``(targets, modules whose parameters it holds, constructing function)`` per optimizer
+    constructor."""
+
+
+    out = []
+    for a in model.assignments:
+        v = a.value
+        if not isinstance(v, cst.Call) or not T.is_optimizer_class(model.imports.qualify(v.func)):
+            continue
+        modules: set[str] = set()
+        params = v.args[0].value if v.args and v.args[0].keyword is None else None
+        for arg in v.args:
+            if arg.keyword is not None and arg.keyword.value == "params":
+                params = arg.value
+        if params is not None:
+            for name in _param_sources(model, a.func, params):
+                modules.add(name)
+            if isinstance(params, cst.Name):  # ``params = model.parameters()`` one step back
+                for b in model.assignments:
+                    if b.func is a.func and params.value in b.targets and b.value is not None:
+                        modules |= _param_sources(model, a.func, b.value)
+        out.append((tuple(t for t in a.targets if t is not None), modules, a.func))
+    return out
+
+
+def _param_sources(model, func, node) -> set[str]:
+
+
+    out = set()
+    for call in calls_in(node):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
+            text = dotted_text(f.value)
+            if text is not None:
+                out.add(text)
+    return out
+
+
+def _stepped(model, steps) -> set[str]:
+
+    out = set()
+    for s in steps:
+        a = s.arg(0, "optimizer")
+        if a is not None:
+            k = expr_key(a.value)
+            if k is not None:
+                out.add(k)
+    return out
+
+
+def _is_stepped(target: str, stepped: set[str]) -> bool:
+    last = target.rsplit(".", 1)[-1]
+    return target in stepped or any(s.rsplit(".", 1)[-1] == last for s in stepped)
+
+
+def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], steps) -> bool:
+    func = site.func
+    order = {id(c.node): i for i, c in enumerate(func.calls)}
+    here = order.get(id(site.node), -1)
+    steps_after = [s for s in steps if s.func is func and order.get(id(s.node), -1) > here]
+    sourced = [o for o in optimizers if o[1]]
+    holding = [
+        o for o in sourced if any(_related(k, m) and _same_scope(k, func, o[2]) for k in keys for m in o[1])
+    ]
+    if holding:
+        # an optimizer of this file holds the module's parameters: is it stepped by the scaler?
+        for targets, _modules, ctor_func in holding:
+            if not any(_is_stepped(t, stepped) for t in targets):
+                continue
+            if steps_after:
+                return "held"
+            if ctor_func is func or func.name.startswith(_SETUP_NAMES):
+                if not any(s.func is func for s in steps):  # not "convert after the training loop"
+                    return "held"
+        return False
+    if not steps_after or any(p in k.rsplit(".", 1)[-1].lower() for k in keys for p in _NOT_TRAINED):
+        return False
+    # the optimizers stepped here are built in this scope over other modules: not this one
+    for s in steps_after:
+        a = s.arg(0, "optimizer")
+        text = model.code_for(a.value) if a is not None else None
+        if any(text in targets and _same_scope(text, func, ctor_func) for targets, _m, ctor_func in sourced):
+            return False
+    # the optimizer comes from elsewhere: the function converts the module, calls it, then steps
+    for c in func.calls:
+        if order.get(id(c.node), -1) <= here:
+            continue
+        if any(c.text == k or c.text == k + ".forward" for k in keys) and not _in_eval(c):
+            return True
+    return False
