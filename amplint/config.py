@@ -121,14 +121,22 @@ class Settings(Record):
     max_file_size: int
 
     def fingerprint(self) -> str:
-        """Everything that changes what a file's diagnostics are."""
+        """Everything that changes what a file's diagnostics are: amplint's code, the Python that
+        runs it (version and implementation: what compiles differs) and LibCST (what parses
+        differs), the rule selection and options."""
         from . import __version__
 
         payload = repr(
-            [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(), self.max_file_size,
-             sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)]
+            [__version__, _code_stamp(), _platform_stamp(), sorted(self.enabled), self.options.fingerprint(),
+             self.max_file_size, sorted((k, list(v)) for k, v in self.per_file_ignores.items()), str(self.root)]
         )
         return _digest(payload.encode())
+
+    def file_key(self, path: Path, explicit: bool) -> str:
+        """The settings that apply to one file, as a short key: a cached result computed under
+        other per-file settings is never answered for this file."""
+        ignored = sorted(self.ignored_for(path)) if self.per_file_ignores else []
+        return _digest(repr([explicit, path.suffix, ignored]).encode())[:16]
 
     def ignored_for(self, path: Path) -> set[str]:
         if not self.per_file_ignores:
@@ -184,11 +192,52 @@ class Excluder:
         return False
 
 
-def _digest(data: bytes) -> str:
-    """A 64-bit fingerprint (zlib is built in; hashlib's OpenSSL import costs a one-file run 5 ms)."""
-    import zlib
+def blake2b(data: bytes = b"", digest_size: int = 32):
+    """hashlib's BLAKE2b (the built-in module, without hashlib's OpenSSL import)."""
+    try:
+        from _blake2 import blake2b as impl
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import blake2b as impl
+    return impl(data, digest_size=digest_size)
 
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+def _digest(data: bytes) -> str:
+    return blake2b(data, 16).hexdigest()
+
+
+_PLATFORM: str | None = None
+
+
+def _platform_stamp() -> str:
+    """The interpreter (version, implementation, bytecode tag) and LibCST (version and native
+    parser build), found without importing LibCST."""
+    global _PLATFORM
+    if _PLATFORM is None:
+        import importlib.util
+
+        parts = [sys.version, sys.implementation.name, str(sys.implementation.cache_tag), sys.platform]
+        try:
+            spec = importlib.util.find_spec("libcst")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            here = os.path.dirname(spec.origin)
+            try:
+                with open(os.path.join(here, "_version.py"), "rb") as f:
+                    parts.append(f.read(4096).decode("utf-8", "replace"))
+            except OSError:
+                parts.append("libcst:?")
+            try:
+                for e in sorted(os.scandir(here), key=lambda e: e.name):
+                    if e.name.startswith("native") or e.name.endswith((".so", ".pyd")):
+                        st = e.stat()
+                        parts.append(f"{e.name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                pass
+        else:
+            parts.append("no-libcst")
+        _PLATFORM = _digest("\0".join(parts).encode())
+    return _PLATFORM
 
 
 _STAMP: str | None = None
@@ -382,7 +431,10 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
         config_path = Path(cli.config)
         table = load_table(config_path)
     elif not cli.isolated:
-        anchor = Path(paths[0]) if paths and paths[0] != "-" and Path(paths[0]).exists() else Path.cwd()
+        # the first path in sorted order, so that the settings do not depend on the order of the
+        # paths on the command line
+        named = sorted(p for p in paths if p != "-" and Path(p).exists())
+        anchor = Path(named[0]) if named else Path.cwd()
         config_path = find_config(anchor)
         if config_path is not None:
             table = load_table(config_path)
@@ -425,14 +477,30 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
             raise ConfigError(f"{where}: `scaler-names` entry `{n}` is not a name or dotted name")
 
     max_file_size = _size(table.get("max-file-size", DEFAULT_MAX_FILE_SIZE), where)
-    cache_dir = cli.cache_dir or table.get("cache-dir")
-    if cache_dir is not None and not isinstance(cache_dir, str):
-        raise ConfigError(f"{where}: `cache-dir` must be a string")
-    force_exclude = cli.force_exclude or bool(table.get("force-exclude", False))
+    cfg_cache = table.get("cache-dir")
+    if cfg_cache is not None and (not isinstance(cfg_cache, str) or not cfg_cache.strip()):
+        raise ConfigError(f"{where}: `cache-dir` must be a non-empty string")
+    cfg_force = table.get("force-exclude", False)
+    if not isinstance(cfg_force, bool):
+        raise ConfigError(f"{where}: `force-exclude` must be true or false, got {_type_name(cfg_force)}")
+    force_exclude = cli.force_exclude or cfg_force
     env_cache = os.environ.get("AMPLINT_CACHE_DIR")
-    resolved_cache = Path(cache_dir) if cache_dir else (Path(env_cache) if env_cache else root / ".amplint_cache")
-    if cache_dir and not resolved_cache.is_absolute():
-        resolved_cache = (root / resolved_cache) if not cli.cache_dir else resolved_cache.resolve()
+    if cli.cache_dir:
+        resolved_cache = Path(cli.cache_dir).resolve()
+    elif env_cache:
+        resolved_cache = Path(env_cache).resolve()
+    elif cfg_cache:
+        # a repository's configuration keeps the cache inside the repository: a cache elsewhere
+        # comes only from the command line or the environment
+        resolved_cache = Path(cfg_cache) if os.path.isabs(cfg_cache) else root / cfg_cache
+        real, real_root = os.path.realpath(resolved_cache), os.path.realpath(root)
+        if not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise ConfigError(
+                f"{where}: `cache-dir` must be a directory inside the project ({real_root}), got `{cfg_cache}`; "
+                "use --cache-dir or AMPLINT_CACHE_DIR for a cache elsewhere")
+        resolved_cache = Path(real)
+    else:
+        resolved_cache = root / ".amplint_cache"
 
     return Settings(
         enabled=enabled,
@@ -446,6 +514,11 @@ def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) ->
         force_exclude=force_exclude,
         max_file_size=max_file_size,
     )
+
+
+def _type_name(value: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"}.get(
+        type(value), type(value).__name__) + (f" ({value!r})" if isinstance(value, (str, int, float)) else "")
 
 
 def _size(value: Any, where: Path) -> int:

@@ -122,7 +122,8 @@ def _run_big_stack(fn: Callable[[], Any]) -> Any:
     old = threading.stack_size()
     try:
         threading.stack_size(_STACK_SIZE)
-        t = threading.Thread(target=target, name="amplint-analyse")
+        # a daemon: an interrupted run exits without waiting for the analysis to finish
+        t = threading.Thread(target=target, name="amplint-analyse", daemon=True)
     finally:
         threading.stack_size(old)
     t.start()
@@ -162,11 +163,15 @@ class Linter:
     # --- one file --------------------------------------------------------------------
 
     def check_path(self, path: Path, explicit: bool, display: str | None = None) -> FileResult:
+        from .safeio import FileTooLarge
+
         name = display if display is not None else str(path)
         try:
-            data = read_regular(path)
+            data = read_regular(path, self.settings.max_file_size)
         except IsADirectoryError:
             return FileResult(name, errors=[f"{name}: is a directory"])
+        except FileTooLarge as e:
+            return oversize_result(name, e.size, self.settings.max_file_size)
         except OSError as e:
             return FileResult(name, diagnostics=[_io_diagnostic(name, e)])
         if path.suffix == ".ipynb":
@@ -184,12 +189,7 @@ class Linter:
                     result.diagnostics.append(err)
             return result
         if len(data) > self.settings.max_file_size:
-            mb = len(data) / 1024**2
-            limit = self.settings.max_file_size / 1024**2
-            result.warnings.append(
-                f"{name}: not analysed: {mb:.1f} MB is over `max-file-size` ({limit:.1f} MB); raise it in [tool.amplint]"
-            )
-            return result
+            return oversize_result(name, len(data), self.settings.max_file_size)
         try:
             source = decode(data)
         except DecodeError as e:
@@ -527,6 +527,14 @@ class Resolver:
         if not edits:
             return None
         return Fix(plan.applicability, plan.message, tuple(sorted(edits, key=lambda x: (x.location, x.end_location))))
+
+
+def oversize_result(name: str, size: int, limit: int) -> FileResult:
+    """A file over ``max-file-size``: not read, not analysed, a warning."""
+    mb = size / 1024**2
+    lim = limit / 1024**2
+    return FileResult(name, warnings=[
+        f"{name}: not analysed: {mb:.1f} MB is over `max-file-size` ({lim:.1f} MB); raise it in [tool.amplint]"])
 
 
 def _first_line(message: str) -> str:

@@ -1,22 +1,22 @@
 """``--fix``, ``--diff`` and ``--add-noqa``: apply edits, prove the result, write atomically.
 
 A fix is accepted only when the edited file still parses and re-linting it shows the fixed
-finding gone; fixes are applied in rounds (a second pass changes nothing), and files are written
-through a temporary file and a rename, keeping their encoding, BOM, line endings and mode.
+finding gone; fixes are applied in rounds (a second pass changes nothing). Files are written with
+the write protocol of :mod:`amplint.safeio` (identity checked before the replacement, owner,
+group, mode and extended attributes kept), in their encoding, BOM and line endings.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-import stat
-import tempfile
 from pathlib import Path
+
+from . import faults, safeio
 
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Location
 from .engine import FileResult, Linter, Source, decode
-from .files import discover, read_regular
+from .files import discover
 from .lines import split_lines
 
 MAX_ROUNDS = 8
@@ -181,52 +181,67 @@ def encode_source(text: str, source: Source) -> bytes:
 
 
 def write_atomic(path: Path, text: str, source: Source) -> None:
-    data = encode_source(text, source)
-    path = Path(os.path.realpath(path))  # a symlink keeps pointing at the fixed file
-    mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".amplint-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` over ``path`` with the ``--fix`` write protocol (:mod:`amplint.safeio`),
+    checking that the file is still what it is now. Raises ``OSError`` or
+    :class:`amplint.safeio.FileChanged`."""
+    snap = safeio.read_snapshot(path)
+    safeio.replace_file(snap, encode_source(text, source))
 
 
 def fix_paths(paths: list[str], settings: Settings, *, unsafe: bool = False, diff: bool = False,
               add_noqa: bool = False, jobs: int | None = None) -> list[FileResult]:
+    from .runner import Cache, discovery_results
+
     linter = Linter(settings)
+    found = discover(paths, settings)
+    safeio.sweep(found.temp_dirs)
     results: list[FileResult] = []
-    for c in discover(paths, settings):
+    for c in found:
         try:
             results.append(_fix_one(linter, c, unsafe=unsafe, diff=diff, add_noqa=add_noqa))
         except Exception as e:  # noqa: BLE001 - report and go on with the other files
             results.append(FileResult(c.name, errors=[f"{c.name}: internal error while fixing: {type(e).__name__}: {e}"]))
+    results += discovery_results(found)
+    if settings.cache_dir is not None:
+        Cache.sweep_dir(str(settings.cache_dir))
     results.sort(key=lambda r: r.path)
     return results
 
 
+def _left_alone(linter: Linter, c, why: str) -> FileResult:
+    """The file changed (or went away) while its fixes were computed: nothing was written."""
+    if why == "deleted":
+        return FileResult(c.name, warnings=[f"{c.name}: deleted while amplint was fixing it: not re-created"])
+    result = linter.check_path(c.path, c.explicit)
+    result.warnings.append(f"{c.name}: changed while amplint was fixing it (saved by an editor?): left as it is; "
+                           "run amplint --fix again")
+    return result
+
+
 def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
+    from .engine import oversize_result
+
     name = c.name
+    limit = linter.settings.max_file_size
+    if not c.contained:
+        result = linter.check_path(c.path, c.explicit)
+        result.warnings.append(f"{name}: not fixed: it resolves to {c.resolved}, outside the project root "
+                               f"({linter.settings.root}) and the directory it was named in")
+        return result
+    try:
+        snap = safeio.read_snapshot(c.path, limit)
+    except safeio.FileTooLarge as e:
+        return oversize_result(name, e.size, limit)
+    except safeio.FileChanged:
+        return _left_alone(linter, c, "changed")
+    except OSError:
+        return linter.check_path(c.path, c.explicit)
+    faults.pause("fix:read", name)
     if c.path.suffix == ".ipynb":
         from .notebook import fix_notebook
 
-        try:
-            return fix_notebook(linter, c.path, unsafe=unsafe, diff=diff, add_noqa=add_noqa)
-        except OSError as e:
-            return _unwritten(linter, c, e)
-    try:
-        data = read_regular(c.path)
-    except OSError:
-        return linter.check_path(c.path, c.explicit)
-    first = linter.check_bytes(data, name, explicit=c.explicit)
+        return fix_notebook(linter, c, snap, unsafe=unsafe, diff=diff, add_noqa=add_noqa)
+    first = linter.check_bytes(snap.data, name, explicit=c.explicit)
     if first.source is None or not first.analysed or _is_syntax_error(first):
         return first
     source = first.source
@@ -241,22 +256,17 @@ def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> 
         result.fixed_text = text
         if not diff:
             try:
-                write_atomic(c.path, text, source)
+                safeio.replace_file(snap, encode_source(text, source))
+            except safeio.FileChanged as e:
+                return _left_alone(linter, c, e.reason)
             except OSError as e:
                 first.errors.append(f"{name}: cannot write the fixes: {e.strerror or e}")
+                first.fixes_applied = 0
                 return first
     elif diff:
         result.fixed_text = None
     if diff:
         result.diagnostics = first.diagnostics
-    return result
-
-
-def _unwritten(linter: Linter, c, e: OSError) -> FileResult:
-    """The file could not be read or rewritten: its findings as they are, and the reason."""
-    result = linter.check_path(c.path, c.explicit)
-    if not any(d.code == "AMP000" for d in result.diagnostics):
-        result.errors.append(f"{c.name}: cannot fix: {e.strerror or e}")
     return result
 
 
@@ -267,7 +277,9 @@ def render_diff(results: list[FileResult]) -> str:
             continue
         a = split_lines(r.source.text, keepends=True)
         b = split_lines(r.fixed_text, keepends=True)
-        out.extend(difflib.unified_diff(a, b, fromfile=r.path, tofile=r.path))
+        from .printable import quote_name
+
+        out.extend(difflib.unified_diff(a, b, fromfile=quote_name(r.path), tofile=quote_name(r.path)))
         if out and not out[-1].endswith("\n"):
             out.append("\n")
     return "".join(out)

@@ -6,6 +6,7 @@ import importlib
 
 from .._record import Factory, Record
 from ..diagnostics import Diagnostic
+from ..printable import printable
 
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 
@@ -28,9 +29,11 @@ def render(fmt: str, diagnostics: list[Diagnostic], ctx: RenderContext) -> str:
 
 
 def display_location(d: Diagnostic) -> str:
+    """``path:row:col`` (``path:cell N:row:col``), printable (see :mod:`amplint.printable`)."""
+    name = printable(d.filename)
     if d.cell is not None:
-        return f"{d.filename}:cell {d.cell}:{d.location.row}:{d.location.column}"
-    return f"{d.filename}:{d.location.row}:{d.location.column}"
+        return f"{name}:cell {d.cell}:{d.location.row}:{d.location.column}"
+    return f"{name}:{d.location.row}:{d.location.column}"
 
 
 def fix_marker(d: Diagnostic, ctx: RenderContext) -> str:

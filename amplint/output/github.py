@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ..printable import printable
+
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(s: str) -> str:
