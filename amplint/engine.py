@@ -237,10 +237,17 @@ class Linter:
 
         from .model import AmpModel
 
+        from .literals import blank_large_literals, touches
+
+        text, blanked = blank_large_literals(source.text, tree)
         try:
-            module = cst.parse_module(source.text)
+            module = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
-            return [_syntax_diag(name, f"SyntaxError: {_first_line(e.message)}", max(e.raw_line, 1), e.raw_column + 1)], [], []
+            # CPython compiled the file: this is a limit of LibCST's grammar, said as such
+            from .cstlimits import explain
+
+            msg, row, col = explain(tree, source.text, max(e.raw_line, 1), e.raw_column + 1, _first_line(e.message))
+            return [_syntax_diag(name, msg, row, col)], [], []
         opts: RuleOptions = self.settings.options
         model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns)
         findings: list[tuple[Rule, Finding]] = []
@@ -256,10 +263,13 @@ class Linter:
         unused_noqa = UNUSED_NOQA in self.settings.enabled
         given_up = [f"{name}: `{func.name}` is too complex to follow (deeply nested loops): the sequencing rules "
                     "skip it" for func in (model._flow.abandoned if model._flow is not None else ())]
-        if not findings and not unused_noqa:
-            return [], errors, given_up
-        resolver = Resolver(module, source, tree) if findings else None
         from . import noqa as noqa_mod
+
+        if not findings and not unused_noqa:
+            # a malformed directive is reported even where it has nothing to suppress
+            bad = noqa_mod.invalid_warnings(noqa_mod.parse(source.text), name) if "noqa" in source.text.lower() else []
+            return [], errors, given_up + bad
+        resolver = Resolver(module, source, tree) if findings else None
 
         noqa = noqa_mod.parse(source.text)
         ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
@@ -273,6 +283,9 @@ class Linter:
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
                 continue
+            if blanked and diag.fix is not None and any(
+                    touches(blanked, e.location.row, e.end_location.row) for e in diag.fix.edits):
+                diag = diag._replace(fix=None)  # computed from a blanked literal: not offered
             key = (diag.code, diag.location, diag.message)
             if key in seen:
                 continue
@@ -281,7 +294,7 @@ class Linter:
             if noqa.suppresses(diag.code, rows):
                 continue
             out.append(diag)
-        warnings = given_up + _noqa_warnings(noqa, name)
+        warnings = given_up + noqa_mod.invalid_warnings(noqa, name) + _noqa_warnings(noqa, name)
         if unused_noqa:
             out.extend(_unused_noqa(noqa, name, self.settings.enabled, source))
         out.sort(key=Diagnostic.sort_key)
