@@ -9,6 +9,7 @@ hunts for a syntax error that is not there, and says that the file was not analy
 from __future__ import annotations
 
 import ast
+import re
 import sys
 
 
@@ -59,7 +60,8 @@ _NAMES = {
 def explain(tree: ast.Module | None, text: str, row: int, col: int, libcst_message: str) -> tuple[str, int, int]:
     """The AMP000 message, row and column for a LibCST parse error on a file CPython compiled."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    tail = f"; the file was not analysed (LibCST {_libcst_version()}: {libcst_message})"
+    short = re.split(r":? expected one of ", libcst_message, maxsplit=1)[0].strip() or "parse error"
+    tail = f"; the file was not analysed (LibCST {_libcst_version()}: {short})"
     if tree is not None:
         lines = text.splitlines()
         for node in ast.walk(tree):

@@ -541,14 +541,8 @@ def _source_value(prep: Prepared, index: int, new: str) -> str | None:
             return None
         return json.dumps(new, ensure_ascii=ascii_only)
     old_items = [prep.raw[s:e] for s, e in span.items]
-    old_lines = [json.loads(t) for t in old_items]
-    new_lines = split_lines(new, keepends=True)
-    tokens: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
-        if tag == "equal":
-            tokens.extend(old_items[i1:i2])
-        else:
-            tokens.extend(json.dumps(line, ensure_ascii=ascii_only) for line in new_lines[j1:j2])
+    old_strings = [json.loads(t) for t in old_items]
+    tokens = _list_tokens(old_items, old_strings, new, ascii_only)
     if span.items:
         opening = prep.raw[span.start + 1:span.items[0][0]]
         closing = prep.raw[span.items[-1][1]:span.end - 1]
@@ -562,6 +556,51 @@ def _source_value(prep: Prepared, index: int, new: str) -> str | None:
     if not tokens:
         return "[]"
     return "[" + opening + sep.join(tokens) + closing + "]"
+
+
+def _hunks(old: str, new: str) -> list[tuple[int, int, int, int]]:
+    """The changed regions, line by line: (old start, old end, new start, new end) offsets."""
+    import difflib
+
+    a = split_lines(old, keepends=True)
+    b = split_lines(new, keepends=True)
+    ao, bo = [0], [0]
+    for line in a:
+        ao.append(ao[-1] + len(line))
+    for line in b:
+        bo.append(bo[-1] + len(line))
+    return [(ao[i1], ao[i2], bo[j1], bo[j2])
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+
+
+def _list_tokens(old_items: list[str], old_strings: list[str], new: str, ascii_only: bool) -> list[str]:
+    """The JSON strings of a list ``source`` after the change: every string that holds no
+    changed text stays as it was (escapes and all); the strings around a change are replaced by
+    the new text, split the way those strings were (one per line, as Jupyter writes them, or one
+    string for several lines)."""
+    old = "".join(old_strings)
+    starts = [0]
+    for t in old_strings:
+        starts.append(starts[-1] + len(t))
+    tokens: list[str] = []
+    k = 0  # the next old string to place
+    n = len(old_strings)
+    for a1, a2, b1, b2 in _hunks(old, new):
+        if a1 == a2 and a1 in starts[k:]:
+            first = last = starts.index(a1, k)  # an insertion at a string boundary: nothing replaced
+        else:
+            first = max(k, bisect.bisect_right(starts, a1) - 1)  # the string holding a1
+            last = max(first + 1, bisect.bisect_left(starts, a2))  # strings up to the one holding a2
+            first, last = min(first, n), min(last, n)
+        tokens.extend(old_items[k:first])
+        lo, hi = starts[first], starts[last]
+        text = old[lo:a1] + new[b1:b2] + old[a2:hi]
+        multi = any(len(split_lines(t)) > 1 for t in old_strings[first:last])
+        pieces = [text] if multi else text.splitlines(keepends=True)
+        tokens.extend(json.dumps(p, ensure_ascii=ascii_only) for p in pieces if p)
+        k = last
+    tokens.extend(old_items[k:])
+    return tokens
 
 
 def fix_notebook(linter: Linter, c, snap, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
