@@ -12,7 +12,8 @@ Points (in the order ``--fix`` reaches them): ``fix:read`` (file read, fixes not
 ``fix:open`` (temporary file created, empty), ``fix:write`` (fixed bytes written, not yet
 synced), ``fix:fsync`` (synced; identity not yet checked), ``fix:replace`` (identity checked;
 the rename comes next), ``fix:inplace`` (in-place fallback: the original is about to be
-overwritten); ``cache:open``, ``cache:write``, ``cache:replace`` for the cache save.
+overwritten); ``cache:open``, ``cache:write``, ``cache:replace`` for the cache save;
+``run:worker`` (a pool worker got its first batch).
 """
 
 from __future__ import annotations

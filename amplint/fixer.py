@@ -72,8 +72,11 @@ def _is_syntax_error(result: FileResult) -> bool:
     return any(d.code == "AMP000" for d in result.diagnostics)
 
 
-def fix_source(linter: Linter, source: Source, name: str, first: FileResult, unsafe: bool) -> tuple[str, FileResult, int]:
-    """Apply fixes in rounds; returns (text, final result, number of fixes applied)."""
+def fix_source(linter: Linter, source: Source, name: str, first: FileResult, unsafe: bool,
+               keep=None) -> tuple[str, FileResult, int]:
+    """Apply fixes in rounds; returns (text, final result, number of fixes applied). ``keep``
+    (a predicate on a diagnostic and the text it was found in) leaves out the fixes it refuses
+    (a notebook: a fix whose edits leave the finding's cell)."""
     text = source.text
     result = first
     applied = 0
@@ -82,7 +85,7 @@ def fix_source(linter: Linter, source: Source, name: str, first: FileResult, uns
         chosen: list[Diagnostic] = []
         taken: list[tuple[int, int]] = []
         for d in result.diagnostics:
-            if not applicable(d, unsafe) or _key(d) in rejected:
+            if not applicable(d, unsafe) or _key(d) in rejected or (keep is not None and not keep(d, text)):
                 continue
             spans = _spans(text, d)
             if _overlaps(spans, taken):

@@ -614,7 +614,26 @@ def fix_notebook(linter: Linter, c, snap, *, unsafe: bool, diff: bool, add_noqa:
     if first.source is None or prep is None or inner_first is None or add_noqa or _is_syntax_error(first):
         return first  # --add-noqa does not edit notebooks (cells are not lines of one file)
     src = first.source
-    text, inner_result, n = fix_source(linter, src, name, inner_first, unsafe)
+
+    boundary = re.compile(rf"^# amplint: cell boundary {re.escape(prep.token)} \d+$", re.M)
+    seen: dict[int, tuple[str, list[int]]] = {}
+
+    def in_its_cell(d: Diagnostic, text: str) -> bool:
+        # a fix is applied only if its edits stay in the finding's cell: then the edits that the
+        # JSON output gives in cell coordinates are exactly what --fix writes
+        hit = seen.get(id(text))
+        if hit is None or hit[0] is not text:
+            rows = [text.count("\n", 0, m.start()) + 1 for m in boundary.finditer(text)]
+            hit = seen[id(text)] = (text, rows)
+        rows = hit[1]
+        k = bisect.bisect_right(rows, d.location.row)
+        lo = rows[k - 1] if k > 0 else 0
+        hi = rows[k] if k < len(rows) else 1 << 60
+        return d.fix is not None and all(
+            lo < e.location.row < hi and (lo < e.end_location.row < hi or (e.end_location.row == hi and e.end_location.column == 1))
+            for e in d.fix.edits)
+
+    text, inner_result, n = fix_source(linter, src, name, inner_first, unsafe, keep=in_its_cell)
     result = FileResult(name, analysed=True, fixes_applied=n, warnings=list(first.warnings))
     result.diagnostics = [_map(prep, d) for d in inner_result.diagnostics]
     if text == prep.text:

@@ -255,6 +255,9 @@ def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, file_ke
 def _work(batch: list[tuple[int, str, bool, str]]) -> list[tuple]:
     assert _WORKER is not None
     linter, hashing = _WORKER
+    from . import faults
+
+    faults.pause("run:worker", os.getpid())
     out = []
     for index, name, explicit, file_key in batch:
         try:

@@ -331,6 +331,8 @@ def _via_temp(wfd: int, dir_fd: int, base: str, snap: Snapshot, data: bytes) -> 
             if not exchanged:
                 _rename(dir_fd, tmp, base)
         except OSError as e:
+            if e.errno == errno.ENOENT:
+                raise FileChanged("deleted") from None  # deleted after the check: not re-created
             if e.errno in (errno.EBUSY, errno.EXDEV, errno.EPERM, errno.EACCES):
                 return None  # a bind-mounted single file, or a directory that refuses renames
             raise
@@ -363,14 +365,14 @@ def _via_temp(wfd: int, dir_fd: int, base: str, snap: Snapshot, data: bytes) -> 
 def _in_place(wfd: int, dir_fd: int, base: str, snap: Snapshot, data: bytes) -> str:
     """Overwrite the original inode (keeps every attribute and hard link; not atomic against a
     SIGKILL or a power loss, which is why it is only the fallback)."""
+    faults.pause("fix:inplace", snap.path)
+    signals.checkpoint()
     why = _still(dir_fd, base, snap)
     if why is not None:
         raise FileChanged(why)
     st = os.fstat(wfd)
     if not _same(st, snap):
         raise FileChanged("changed")
-    faults.pause("fix:inplace", snap.path)
-    signals.checkpoint()
     _write_all(wfd, data, 0)
     os.ftruncate(wfd, len(data))
     os.fsync(wfd)
