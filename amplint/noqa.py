@@ -97,8 +97,11 @@ def comments(source: str) -> list[tuple[int, int, str]]:
     import tokenize
 
     out: list[tuple[int, int, str]] = []
+    # rows as Python counts them: a lone ``\r`` ends a line too (``io.StringIO`` splits at ``\n``
+    # only, which put every directive after a ``\r`` line ending on the wrong row)
+    text = source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.start[1] + 1, tok.string))
         return out

@@ -365,10 +365,12 @@ def test_content_hit_respects_per_file_ignores(proj):
     (proj / "pyproject.toml").write_text('[tool.amplint]\nper-file-ignores = { "legacy/*" = ["AMP001"] }\n')
     (proj / "legacy").mkdir()
     (proj / "legacy" / "train.py").write_bytes(BAD)
-    assert amplint("legacy/train.py", cwd=proj).returncode == 0
-    (proj / "train.py").write_bytes(BAD)  # the same bytes: a content hit, under other settings
+    # from inside legacy/, the file is "train.py" on the command line, ignored by its config
+    assert amplint("train.py", cwd=proj / "legacy").returncode == 0
+    (proj / "train.py").write_bytes(BAD)  # the same bytes and the same name: other settings
     p = amplint("train.py", cwd=proj)
     assert p.returncode == 1 and b"train.py:20:9: AMP001" in p.stdout
+    assert amplint("train.py", cwd=proj / "legacy").returncode == 0
 
 
 def test_content_key_is_blake2b_and_carries_the_file_settings():
@@ -419,6 +421,19 @@ def test_cache_equals_no_cache_under_edits_moves_copies_and_config_changes(proj)
             return [(r.path, sorted((d.code, d.location.row, d.message) for d in r.diagnostics), r.warnings)
                     for r in run(["."], settings, jobs=1, use_cache=use_cache)]
 
+        # scripted first: a same-size edit that keeps the mtime (rsync -t, cp -p, a quick
+        # branch switch), and an edit within the same second as the cached read
+        f = proj / "pkg" / "m0.py"
+        f.write_bytes(BAD)
+        answer(True)
+        st = os.stat(f)
+        f.write_bytes(BAD.replace(b"optimizer", b"opt_____"))
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert answer(True) == answer(False)
+        f.write_bytes(BAD)
+        answer(True)
+        f.write_bytes(GOOD + b"#" * (len(BAD) - len(GOOD) - 1) + b"\n")
+        assert answer(True) == answer(False)
         for step in range(40):
             files = sorted((proj / "pkg").glob("*.py"))
             op = rng.choice(["edit-same-size", "edit", "copy", "move", "touch", "config", "restore-mtime"])
@@ -963,3 +978,18 @@ def test_libcst_limits_are_said_plainly(proj, code, construct):
     assert "t.py:3:1: AMP000 LibCST, the parser amplint uses, cannot parse " + construct in out
     assert f"which Python {sys.version_info.major}.{sys.version_info.minor} accepts" in out
     assert "SyntaxError" not in out
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])
+def test_noqa_rows_with_old_mac_line_endings(proj, newline):
+    """Found by the long fuzz run: with lone ``\\r`` line endings the comments were tokenized as
+    one line, and every directive after the first ``\\r`` sat on the wrong row."""
+    src = BAD.decode().replace("scaler.step(optimizer)  # error: AMP001", "scaler.step(optimizer)  # noqa: AMP001")
+    if newline == "mixed":
+        lines = src.split("\n")
+        src = "".join(line + ("\r" if i % 2 else "\n") for i, line in enumerate(lines[:-1]))
+    else:
+        src = src.replace("\n", newline)
+    (proj / "train.py").write_bytes(src.encode())
+    p = amplint("--no-cache", "--extend-select", "AMP900", "train.py", cwd=proj)
+    assert p.returncode == 0, p.stdout
