@@ -132,11 +132,12 @@ class Settings(Record):
         )
         return _digest(payload.encode())
 
-    def file_key(self, path: Path, explicit: bool) -> str:
+    def file_key(self, path: str | Path, explicit: bool) -> str:
         """The settings that apply to one file, as a short key: a cached result computed under
         other per-file settings is never answered for this file."""
-        ignored = sorted(self.ignored_for(path)) if self.per_file_ignores else []
-        return _digest(repr([explicit, path.suffix, ignored]).encode())[:16]
+        suffix = os.path.splitext(str(path))[1]
+        ignored = sorted(self.ignored_for(Path(path))) if self.per_file_ignores else []
+        return _file_key(explicit, suffix, tuple(ignored))
 
     def ignored_for(self, path: Path) -> set[str]:
         if not self.per_file_ignores:
@@ -203,6 +204,17 @@ def blake2b(data: bytes = b"", digest_size: int = 32):
 
 def _digest(data: bytes) -> str:
     return blake2b(data, 16).hexdigest()
+
+
+_FILE_KEYS: dict[tuple, str] = {}
+
+
+def _file_key(explicit: bool, suffix: str, ignored: tuple[str, ...]) -> str:
+    k = (explicit, suffix, ignored)
+    hit = _FILE_KEYS.get(k)
+    if hit is None:
+        hit = _FILE_KEYS[k] = _digest(repr([explicit, suffix, list(ignored)]).encode())[:16]
+    return hit
 
 
 _PLATFORM: str | None = None

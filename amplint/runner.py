@@ -19,7 +19,7 @@ from typing import Iterable
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileResult, Linter
-from .files import Candidate, discover, inside, read_file
+from .files import Candidate, discover, read_file
 from .safeio import FileTooLarge, is_temp_name
 
 CACHE_VERSION = 3
@@ -68,6 +68,7 @@ class Cache:
         self.settings = settings
         self.name = f"results-{settings.fingerprint()}.json"
         self.root = os.path.realpath(str(settings.root))
+        self._prefix = self.root.rstrip(os.sep) + os.sep
         self.entries: dict[str, dict] = {}
         self.by_key: dict[str, dict] = {}
         self.used: set[str] = set()
@@ -107,7 +108,10 @@ class Cache:
     def slot(self, c: Candidate) -> str:
         """The key of a file: its resolved path relative to the project root."""
         real = c.resolved or os.path.realpath(c.name)
-        rel = os.path.relpath(real, self.root) if inside(real, self.root) else real
+        if real.startswith(self._prefix):
+            rel = real[len(self._prefix):]
+        else:
+            rel = "." if real == self.root else real
         return ("!" if c.explicit else "") + rel
 
     @staticmethod
@@ -312,7 +316,7 @@ def run(paths: Iterable[str], settings: Settings, *, jobs: int | None = None, us
         if st is not None and st.st_size > limit and _is_regular(st):
             results[i] = oversize_result(name, st.st_size, limit)  # from the size alone: never read
             continue
-        file_key = settings.file_key(c.path, c.explicit)
+        file_key = settings.file_key(name, c.explicit)
         if cache is not None:
             slot = cache.slot(c)
             slots[i] = (slot, file_key)

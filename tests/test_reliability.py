@@ -127,6 +127,22 @@ def test_file_the_user_cannot_write_is_not_replaced_through_the_directory(proj):
     assert not [n for n in os.listdir(proj) if n.startswith(".amplint")]
 
 
+@pytest.mark.skipif(not CAN_DROP, reason="needs root and setpriv to run without CAP_DAC_OVERRIDE")
+def test_writable_file_in_a_read_only_directory_is_fixed_in_place(proj):
+    d = proj / "ro"
+    d.mkdir()
+    f = d / "train.py"
+    f.write_bytes(BAD)
+    f.chmod(0o666)
+    os.chown(f, 12345, 12345)
+    os.chown(d, 12345, 12345)
+    d.chmod(0o755)  # no temporary file can be made here
+    ino = os.stat(f).st_ino
+    p = amplint("--no-cache", "--fix", "--unsafe-fixes", "ro/train.py", cwd=proj, no_dac=True)
+    ok(p)
+    assert p.returncode == 0 and f.read_bytes() == FIXED and os.stat(f).st_ino == ino
+
+
 @pytest.mark.parametrize("length", [230, 240, 255])
 def test_long_file_names_can_be_fixed(proj, length):
     name = "t" * (length - 3) + ".py"
