@@ -272,15 +272,17 @@ def test_cache_directory_holding_other_files_is_not_written(proj):
     assert "not used as a cache: the directory holds other files" in err
 
 
-@pytest.mark.parametrize("value", ["..", "../cache", "/tmp/amplint-hostile-cache", "sub/../../x", "."])
+@pytest.mark.parametrize("value", ["..", "../cache", "ABSOLUTE", "sub/../../x", "."])
 def test_repository_config_cannot_put_the_cache_outside(proj, value):
+    hostile = proj.parent / "hostile-cache"
+    value = str(hostile) if value == "ABSOLUTE" else value
     (proj / "pyproject.toml").write_text(f'[tool.amplint]\ncache-dir = "{value}"\n')
     (proj / "train.py").write_bytes(BAD)
     p = amplint("train.py", cwd=proj)
     err = ok(p)
     assert p.returncode == 2
     assert "`cache-dir` must be a directory inside the project" in err
-    assert not Path("/tmp/amplint-hostile-cache").exists()
+    assert not hostile.exists()
     assert not (proj.parent / ".gitignore").exists() and not (proj.parent / "cache").exists()
 
 
@@ -295,7 +297,7 @@ def test_repository_config_cache_through_a_link_out_is_refused(proj, tmp_path):
 
 
 def test_cache_elsewhere_from_the_command_line_or_environment(proj, tmp_path):
-    (proj / "pyproject.toml").write_text('[tool.amplint]\ncache-dir = "/tmp/amplint-hostile-cache"\n')
+    (proj / "pyproject.toml").write_text(f'[tool.amplint]\ncache-dir = "{tmp_path / "hostile-cache"}"\n')
     (proj / "train.py").write_bytes(BAD)
     for args, env in (([f"--cache-dir={tmp_path / 'c1'}"], {}), ([], {"AMPLINT_CACHE_DIR": str(tmp_path / "c2")})):
         p = amplint(*args, "train.py", cwd=proj, env=env)
