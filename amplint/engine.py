@@ -235,9 +235,8 @@ class Linter:
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
 
-        from .model import AmpModel
-
         from .literals import blank_large_literals, touches
+        from .model import AmpModel
 
         text, blanked = blank_large_literals(source.text, tree)
         try:
