@@ -78,6 +78,23 @@ class DefaultGroup(click.Group):
                 os._exit(2)  # a closed pipe: exit without flushing into it again
             sys.exit(2)
 
+    def invoke(self, ctx: click.Context):
+        # Ctrl-C, SIGTERM and SIGHUP: stop cleanly (no half-written file, quiet workers) and exit
+        # with 128 + the signal (130 for Ctrl-C), not 1, which means "findings"
+        from . import signals
+
+        signals.install()
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            code = e.exit_code if isinstance(e, signals.Interrupted) else 130
+            try:
+                sys.stderr.write("amplint: interrupted\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            sys.exit(code)
+
     def format_usage(self, ctx, formatter):
         prefix = "Usage: "
         lines = ["amplint [OPTIONS] [PATHS]...", "amplint check [OPTIONS] [PATHS]...", "amplint verify [OPTIONS]",
@@ -205,6 +222,8 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
         _usage_error("--write-baseline needs --baseline FILE (where to record the findings)")
     if write_baseline and (fix or diff or add_noqa):
         _usage_error("--write-baseline cannot be combined with --fix, --diff or --add-noqa")
+    if add_noqa and fix:
+        _usage_error("--add-noqa cannot be used with --fix (add the directives, or fix the findings; not both)")
     if silent:
         quiet = True
     pfi: dict[str, list[str]] = {}
@@ -237,14 +256,20 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
         if show_files:
             from .files import discover
 
+            from .printable import printable
+
             for c in sorted(discover(paths, ws), key=lambda c: c.name):
-                click.echo(c.name)
+                click.echo(printable(c.name))
             sys.exit(0)
     except ConfigError as e:
-        click.echo(f"amplint: error: {e}", err=True)
+        from .printable import printable
+
+        click.echo(f"amplint: error: {printable(str(e))}", err=True)
         sys.exit(2)
     except PathError as e:
-        click.echo(f"amplint: error: {e}", err=True)
+        from .printable import printable
+
+        click.echo(f"amplint: error: {printable(str(e))}", err=True)
         sys.exit(2)
     fmt = output_format or "concise"
     stats = None
@@ -265,10 +290,14 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
 
             stats = runner.LAST_RUN
     except PathError as e:
-        click.echo(f"amplint: error: {e}", err=True)
+        from .printable import printable
+
+        click.echo(f"amplint: error: {printable(str(e))}", err=True)
         sys.exit(2)
     except ConfigError as e:
-        click.echo(f"amplint: error: {e}", err=True)
+        from .printable import printable
+
+        click.echo(f"amplint: error: {printable(str(e))}", err=True)
         sys.exit(2)
     if verbose:
         _verbose(results, stats, ws, time.perf_counter() - t0)
@@ -355,7 +384,7 @@ def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = Fal
     data = sys.stdin.buffer.read()
     name = stdin_filename or "-"
     if stdin_filename and settings.force_exclude and settings.is_excluded(Path(stdin_filename)):
-        if fix:
+        if fix and not diff:
             sys.stdout.buffer.write(data)
         return []
     linter = Linter(settings)
@@ -363,7 +392,7 @@ def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = Fal
         from .notebook import check_notebook
 
         result = check_notebook(linter, data, name)
-        if fix:
+        if fix and not diff:
             sys.stdout.buffer.write(data)  # notebooks from stdin are not fixed
         return [result]
     result = linter.check_bytes(data, name, explicit=True)
@@ -385,7 +414,7 @@ def _lint_stdin(settings, stdin_filename, *, fix: bool = False, diff: bool = Fal
             else:
                 _STDIN_SOURCES[name] = text  # what the remaining findings point into
             result = fixed
-    if fix:
+    if fix and not diff:  # with --diff, only the diff goes to stdout
         sys.stdout.buffer.write(encode_source(text, result.source) if text is not None else data)
         sys.stdout.flush()
     return [result]
@@ -411,11 +440,13 @@ def _report(results, fmt, statistics, exit_zero, exit_non_zero_on_fix, fix, diff
     errors = [e for r in results for e in r.errors]
     warnings = [w for r in results for w in r.warnings]
     fixed = sum(r.fixes_applied for r in results)
+    from .printable import printable
+
     for w in warnings:
         if not silent:
-            click.echo(f"amplint: warning: {w}", err=True)
+            click.echo(f"amplint: warning: {printable(w)}", err=True)
     for e in errors:
-        click.echo(f"amplint: error: {e}", err=True)
+        click.echo(f"amplint: error: {printable(e)}", err=True)
     if diff:
         from .fixer import render_diff
 

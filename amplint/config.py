@@ -146,14 +146,23 @@ class Settings(Record):
     target_source: str | None  # where target-torch-version came from
 
     def fingerprint(self) -> str:
-        """Everything that changes what a file's diagnostics are."""
+        """Everything that changes what a file's diagnostics are: amplint's code, the Python that
+        runs it (version and implementation: what compiles differs) and LibCST (what parses
+        differs), the rule selection and options."""
         from . import __version__
 
         payload = repr(
-            [__version__, _code_stamp(), sorted(self.enabled), self.options.fingerprint(), self.max_file_size,
-             sorted((a, p, list(c)) for a, p, c in self.per_file_ignores), str(self.root)]
+            [__version__, _code_stamp(), _platform_stamp(), sorted(self.enabled), self.options.fingerprint(),
+             self.max_file_size, sorted((a, p, list(c)) for a, p, c in self.per_file_ignores), str(self.root)]
         )
         return _digest(payload.encode())
+
+    def file_key(self, path: str | Path, explicit: bool) -> str:
+        """The settings that apply to one file, as a short key: a cached result computed under
+        other per-file settings is never answered for this file."""
+        suffix = os.path.splitext(str(path))[1]
+        ignored = sorted(self.ignored_for(Path(path))) if self.per_file_ignores else []
+        return _file_key(explicit, suffix, tuple(ignored))
 
     def ignored_for(self, path: Path) -> set[str]:
         if not self.per_file_ignores:
@@ -188,11 +197,63 @@ class Settings(Record):
         return (type(self), tuple(getattr(self, n) for n in self._fields))
 
 
-def _digest(data: bytes) -> str:
-    """A 64-bit fingerprint (zlib is built in; hashlib's OpenSSL import costs a one-file run 5 ms)."""
-    import zlib
+def blake2b(data: bytes = b"", digest_size: int = 32):
+    """hashlib's BLAKE2b (the built-in module, without hashlib's OpenSSL import)."""
+    try:
+        from _blake2 import blake2b as impl
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import blake2b as impl
+    return impl(data, digest_size=digest_size)
 
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+def _digest(data: bytes) -> str:
+    return blake2b(data, 16).hexdigest()
+
+
+_FILE_KEYS: dict[tuple, str] = {}
+
+
+def _file_key(explicit: bool, suffix: str, ignored: tuple[str, ...]) -> str:
+    k = (explicit, suffix, ignored)
+    hit = _FILE_KEYS.get(k)
+    if hit is None:
+        hit = _FILE_KEYS[k] = _digest(repr([explicit, suffix, list(ignored)]).encode())[:16]
+    return hit
+
+
+_PLATFORM: str | None = None
+
+
+def _platform_stamp() -> str:
+    """The interpreter (version, implementation, bytecode tag) and LibCST (version and native
+    parser build), found without importing LibCST."""
+    global _PLATFORM
+    if _PLATFORM is None:
+        import importlib.util
+
+        parts = [sys.version, sys.implementation.name, str(sys.implementation.cache_tag), sys.platform]
+        try:
+            spec = importlib.util.find_spec("libcst")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            here = os.path.dirname(spec.origin)
+            try:
+                with open(os.path.join(here, "_version.py"), "rb") as f:
+                    parts.append(f.read(4096).decode("utf-8", "replace"))
+            except OSError:
+                parts.append("libcst:?")
+            try:
+                for e in sorted(os.scandir(here), key=lambda e: e.name):
+                    if e.name.startswith("native") or e.name.endswith((".so", ".pyd")):
+                        st = e.stat()
+                        parts.append(f"{e.name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                pass
+        else:
+            parts.append("no-libcst")
+        _PLATFORM = _digest("\0".join(parts).encode())
+    return _PLATFORM
 
 
 _STAMP: str | None = None
@@ -582,6 +643,7 @@ class Workspace:
         extend_eval: list[str] = []
         max_file_size = DEFAULT_MAX_FILE_SIZE
         cache_dir: Path | None = None
+        cache_where, cache_anchor, cache_value = "", cwd, ""
         force_exclude = False
         respect_gitignore = True
         target: tuple[int, ...] | None = None
@@ -629,14 +691,15 @@ class Workspace:
                 max_file_size = _size(table["max-file-size"], where)
             if "cache-dir" in table:
                 cd = table["cache-dir"]
-                if not isinstance(cd, str):
-                    raise ConfigError(f"{where}: `cache-dir` must be a string")
+                if not isinstance(cd, str) or not cd.strip():
+                    raise ConfigError(f"{where}: `cache-dir` must be a non-empty string")
                 cache_dir = Path(os.path.expanduser(cd))
                 if not cache_dir.is_absolute():
                     cache_dir = Path(anchor) / cache_dir
+                cache_where, cache_anchor, cache_value = where, anchor, cd
             for key in ("force-exclude", "respect-gitignore"):
                 if key in table and not isinstance(table[key], bool):
-                    raise ConfigError(f"{where}: `{key}` must be true or false")
+                    raise ConfigError(f"{where}: `{key}` must be true or false, got {_type_name(table[key])}")
             force_exclude = bool(table.get("force-exclude", force_exclude))
             respect_gitignore = bool(table.get("respect-gitignore", respect_gitignore))
             if "target-torch-version" in table:
@@ -666,10 +729,19 @@ class Workspace:
         env_cache = os.environ.get("AMPLINT_CACHE_DIR")
         if cli.cache_dir:
             resolved_cache = Path(cli.cache_dir).resolve()
+        elif env_cache:
+            resolved_cache = Path(env_cache).resolve()
         elif cache_dir is not None:
             resolved_cache = cache_dir
-        elif env_cache:
-            resolved_cache = Path(env_cache)
+            if not any("cache-dir" in t for t in self._override_tables):
+                # a repository's configuration keeps the cache inside the folder of the file that
+                # sets it: a cache elsewhere comes only from the command line or the environment
+                real, real_anchor = os.path.realpath(cache_dir), os.path.realpath(cache_anchor)
+                if not real.startswith(real_anchor.rstrip(os.sep) + os.sep):
+                    raise ConfigError(
+                        f"{cache_where}: `cache-dir` must be a directory inside the project ({real_anchor}), "
+                        f"got `{cache_value}`; use --cache-dir or AMPLINT_CACHE_DIR for a cache elsewhere")
+                resolved_cache = Path(real)
         else:
             resolved_cache = root / ".amplint_cache"
 
@@ -702,11 +774,18 @@ def _checked_glob(pattern: str, where: Path | str) -> str:
 
 
 def build_settings(paths: list[str], cli: CliOverrides, rules: Iterable[Any]) -> Settings:
-    """The settings of the first path (or of the current folder): one :class:`Settings` for
-    callers that lint with one configuration (the public API, the tests)."""
+    """The settings of the first path in sorted order (or of the current folder): one
+    :class:`Settings` for callers that lint with one configuration (the public API, the tests);
+    sorted, so that the settings do not depend on the order of the paths."""
     ws = Workspace(cli, rules)
-    anchor = paths[0] if paths and paths[0] != "-" and Path(paths[0]).exists() else str(ws.cwd)
+    named = sorted(p for p in paths if p != "-" and Path(p).exists())
+    anchor = named[0] if named else str(ws.cwd)
     return ws.for_path(anchor)
+
+
+def _type_name(value: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"}.get(
+        type(value), type(value).__name__) + (f" ({value!r})" if isinstance(value, (str, int, float)) else "")
 
 
 def _size(value: Any, where: Path | str) -> int:

@@ -143,7 +143,8 @@ def _run_big_stack(fn: Callable[[], Any]) -> Any:
     old = threading.stack_size()
     try:
         threading.stack_size(_STACK_SIZE)
-        t = threading.Thread(target=target, name="amplint-analyse")
+        # a daemon: an interrupted run exits without waiting for the analysis to finish
+        t = threading.Thread(target=target, name="amplint-analyse", daemon=True)
     finally:
         threading.stack_size(old)
     t.start()
@@ -183,11 +184,15 @@ class Linter:
     # --- one file --------------------------------------------------------------------
 
     def check_path(self, path: Path, explicit: bool, display: str | None = None) -> FileResult:
+        from .safeio import FileTooLarge
+
         name = display if display is not None else str(path)
         try:
-            data = read_regular(path)
+            data = read_regular(path, self.settings.max_file_size)
         except IsADirectoryError:
             return FileResult(name, errors=[f"{name}: is a directory"])
+        except FileTooLarge as e:
+            return oversize_result(name, e.size, self.settings.max_file_size)
         except OSError as e:
             return FileResult(name, diagnostics=[_io_diagnostic(name, e)])
         if path.suffix == ".ipynb":
@@ -205,12 +210,7 @@ class Linter:
                     result.diagnostics.append(err)
             return result
         if len(data) > self.settings.max_file_size:
-            mb = len(data) / 1024**2
-            limit = self.settings.max_file_size / 1024**2
-            result.warnings.append(
-                f"{name}: not analysed: {mb:.1f} MB is over `max-file-size` ({limit:.1f} MB); raise it in [tool.amplint]"
-            )
-            return result
+            return oversize_result(name, len(data), self.settings.max_file_size)
         try:
             source = decode(data)
         except DecodeError as e:
@@ -256,12 +256,18 @@ class Linter:
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
 
+        from .literals import blank_large_literals, touches
         from .model import AmpModel
 
+        text, blanked = blank_large_literals(source.text, tree)
         try:
-            module = cst.parse_module(source.text)
+            module = cst.parse_module(text)
         except cst.ParserSyntaxError as e:
-            return [_syntax_diag(name, f"SyntaxError: {_first_line(e.message)}", max(e.raw_line, 1), e.raw_column + 1)], [], []
+            # CPython compiled the file: this is a limit of LibCST's grammar, said as such
+            from .cstlimits import explain
+
+            msg, row, col = explain(tree, source.text, max(e.raw_line, 1), e.raw_column + 1, _first_line(e.message))
+            return [_syntax_diag(name, msg, row, col)], [], []
         opts: RuleOptions = self.settings.options
         model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns)
         findings: list[tuple[Rule, Finding]] = []
@@ -277,10 +283,13 @@ class Linter:
         unused_noqa = UNUSED_NOQA in self.settings.enabled
         given_up = [f"{name}: `{func.name}` is too complex to follow (deeply nested loops): the sequencing rules "
                     "skip it" for func in (model._flow.abandoned if model._flow is not None else ())]
-        if not findings and not unused_noqa:
-            return [], errors, given_up
-        resolver = Resolver(module, source, tree) if findings else None
         from . import noqa as noqa_mod
+
+        if not findings and not unused_noqa:
+            # a malformed directive is reported even where it has nothing to suppress
+            bad = noqa_mod.invalid_warnings(noqa_mod.parse(source.text), name) if "noqa" in source.text.lower() else []
+            return [], errors, given_up + bad
+        resolver = Resolver(module, source, tree) if findings else None
 
         noqa = noqa_mod.parse(source.text)
         ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
@@ -294,6 +303,9 @@ class Linter:
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
                 continue
+            if blanked and diag.fix is not None and any(
+                    touches(blanked, e.location.row, e.end_location.row) for e in diag.fix.edits):
+                diag = diag._replace(fix=None)  # computed from a blanked literal: not offered
             key = (diag.code, diag.location, diag.message)
             if key in seen:
                 continue
@@ -302,7 +314,7 @@ class Linter:
             if noqa.suppresses(diag.code, rows):
                 continue
             out.append(diag)
-        warnings = given_up + _noqa_warnings(noqa, name)
+        warnings = given_up + noqa_mod.invalid_warnings(noqa, name) + _noqa_warnings(noqa, name)
         if unused_noqa:
             out.extend(_unused_noqa(noqa, name, self.settings.enabled, source))
         out.sort(key=Diagnostic.sort_key)
@@ -557,6 +569,14 @@ class Resolver:
         if not edits:
             return None
         return Fix(plan.applicability, plan.message, tuple(sorted(edits, key=lambda x: (x.location, x.end_location))))
+
+
+def oversize_result(name: str, size: int, limit: int) -> FileResult:
+    """A file over ``max-file-size``: not read, not analysed, a warning."""
+    mb = size / 1024**2
+    lim = limit / 1024**2
+    return FileResult(name, warnings=[
+        f"{name}: not analysed: {mb:.1f} MB is over `max-file-size` ({lim:.1f} MB); raise it in [tool.amplint]"])
 
 
 def _first_line(message: str) -> str:

@@ -1,22 +1,22 @@
 """``--fix``, ``--diff`` and ``--add-noqa``: apply edits, prove the result, write atomically.
 
 A fix is accepted only when the edited file still parses and re-linting it shows the fixed
-finding gone; fixes are applied in rounds (a second pass changes nothing), and files are written
-through a temporary file and a rename, keeping their encoding, BOM, line endings and mode.
+finding gone; fixes are applied in rounds (a second pass changes nothing). Files are written with
+the write protocol of :mod:`amplint.safeio` (identity checked before the replacement, owner,
+group, mode and extended attributes kept), in their encoding, BOM and line endings.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import stat
-import tempfile
 from pathlib import Path
+
+from . import faults, safeio
 
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Location
 from .engine import FileResult, Linter, Source, decode
-from .files import read_regular
 from .lines import split_lines
 
 MAX_ROUNDS = 8
@@ -72,8 +72,11 @@ def _is_syntax_error(result: FileResult) -> bool:
     return any(d.code == "AMP000" for d in result.diagnostics)
 
 
-def fix_source(linter: Linter, source: Source, name: str, first: FileResult, unsafe: bool) -> tuple[str, FileResult, int]:
-    """Apply fixes in rounds; returns (text, final result, number of fixes applied)."""
+def fix_source(linter: Linter, source: Source, name: str, first: FileResult, unsafe: bool,
+               keep=None) -> tuple[str, FileResult, int]:
+    """Apply fixes in rounds; returns (text, final result, number of fixes applied). ``keep``
+    (a predicate on a diagnostic and the text it was found in) leaves out the fixes it refuses
+    (a notebook: a fix whose edits leave the finding's cell)."""
     text = source.text
     result = first
     applied = 0
@@ -82,7 +85,7 @@ def fix_source(linter: Linter, source: Source, name: str, first: FileResult, uns
         chosen: list[Diagnostic] = []
         taken: list[tuple[int, int]] = []
         for d in result.diagnostics:
-            if not applicable(d, unsafe) or _key(d) in rejected:
+            if not applicable(d, unsafe) or _key(d) in rejected or (keep is not None and not keep(d, text)):
                 continue
             spans = _spans(text, d)
             if _overlaps(spans, taken):
@@ -181,49 +184,68 @@ def encode_source(text: str, source: Source) -> bytes:
 
 
 def write_atomic(path: Path, text: str, source: Source) -> None:
-    data = encode_source(text, source)
-    path = Path(os.path.realpath(path))  # a symlink keeps pointing at the fixed file
-    mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".amplint-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``text`` over ``path`` with the ``--fix`` write protocol (:mod:`amplint.safeio`),
+    checking that the file is still what it is now. Raises ``OSError`` or
+    :class:`amplint.safeio.FileChanged`."""
+    snap = safeio.read_snapshot(path)
+    safeio.replace_file(snap, encode_source(text, source))
 
 
 def fix_paths(paths: list[str], settings, *, unsafe: bool = False, diff: bool = False,
               add_noqa: bool = False, jobs: int | None = None, use_cache: bool = True) -> list[FileResult]:
     """``--fix`` / ``--diff`` / ``--add-noqa`` over files and folders, through the runner's
-    worker pool and cache: a file whose cached result has nothing to fix is not even read."""
+    worker pool and cache: a file whose cached result has nothing to fix is not even read. Each
+    file is written with the write protocol of :mod:`amplint.safeio`, in whichever process
+    fixes it."""
     from .runner import FixMode, run
 
     return run(paths, settings, jobs=jobs, use_cache=use_cache, mode=FixMode(unsafe=unsafe, diff=diff, add_noqa=add_noqa))
 
 
-def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
+def _left_alone(linter: Linter, c, why: str) -> FileResult:
+    """The file changed (or went away) while its fixes were computed: nothing was written."""
+    if why == "deleted":
+        return FileResult(c.name, warnings=[f"{c.name}: deleted while amplint was fixing it: not re-created"])
+    result = linter.check_path(c.path, c.explicit)
+    result.warnings.append(f"{c.name}: changed while amplint was fixing it (saved by an editor?): left as it is; "
+                           "run amplint --fix again")
+    return result
+
+
+def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool, record: list | None = None) -> FileResult:
+    """Fix (diff, noqa) one file. ``record``: gets ``(bytes, identity, time)`` of the file as the
+    returned result describes it (as read, or as written), for the cache; nothing when that is
+    not known (a notebook, a file that changed meanwhile, an error)."""
+    import time
+
+    from .engine import oversize_result
+
     name = c.name
+    limit = linter.settings.max_file_size
+    if not c.contained:
+        result = linter.check_path(c.path, c.explicit)
+        result.warnings.append(f"{name}: not fixed: it resolves to {c.resolved}, outside the project root "
+                               f"({linter.settings.root}) and the directory it was named in")
+        return result
+    read_ns = time.time_ns()
+    try:
+        snap = safeio.read_snapshot(c.path, limit)
+    except safeio.FileTooLarge as e:
+        return oversize_result(name, e.size, limit)
+    except safeio.FileChanged:
+        return _left_alone(linter, c, "changed")
+    except OSError:
+        return linter.check_path(c.path, c.explicit)
+    faults.pause("fix:read", name)
     if c.path.suffix == ".ipynb":
         from .notebook import fix_notebook
 
-        try:
-            return fix_notebook(linter, c.path, unsafe=unsafe, diff=diff, add_noqa=add_noqa)
-        except OSError as e:
-            return _unwritten(linter, c, e)
-    try:
-        data = read_regular(c.path)
-    except OSError:
-        return linter.check_path(c.path, c.explicit)
-    first = linter.check_bytes(data, name, explicit=c.explicit)
+        return fix_notebook(linter, c, snap, unsafe=unsafe, diff=diff, add_noqa=add_noqa)
+    as_read = (snap.data, [snap.size, snap.mtime_ns, snap.ctime_ns, snap.ino], read_ns)
+    first = linter.check_bytes(snap.data, name, explicit=c.explicit)
     if first.source is None or not first.analysed or _is_syntax_error(first):
+        if record is not None:
+            record.append(as_read)
         return first
     source = first.source
     if add_noqa:
@@ -236,23 +258,30 @@ def _fix_one(linter: Linter, c, *, unsafe: bool, diff: bool, add_noqa: bool) -> 
     if text != source.text:
         result.fixed_text = text
         if not diff:
+            data = encode_source(text, source)
             try:
-                write_atomic(c.path, text, source)
+                safeio.replace_file(snap, data)
+            except safeio.FileChanged as e:
+                return _left_alone(linter, c, e.reason)
             except OSError as e:
                 first.errors.append(f"{name}: cannot write the fixes: {e.strerror or e}")
+                first.fixes_applied = 0
                 return first
+            if record is not None:
+                written_ns = time.time_ns()
+                try:
+                    st = os.stat(snap.path)
+                except OSError:
+                    pass
+                else:
+                    record.append((data, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino], written_ns))
+            return result
     elif diff:
         result.fixed_text = None
     if diff:
         result.diagnostics = first.diagnostics
-    return result
-
-
-def _unwritten(linter: Linter, c, e: OSError) -> FileResult:
-    """The file could not be read or rewritten: its findings as they are, and the reason."""
-    result = linter.check_path(c.path, c.explicit)
-    if not any(d.code == "AMP000" for d in result.diagnostics):
-        result.errors.append(f"{c.name}: cannot fix: {e.strerror or e}")
+    if record is not None:
+        record.append(as_read)
     return result
 
 
@@ -263,7 +292,9 @@ def render_diff(results: list[FileResult]) -> str:
             continue
         a = split_lines(r.source.text, keepends=True)
         b = split_lines(r.fixed_text, keepends=True)
-        out.extend(difflib.unified_diff(a, b, fromfile=r.path, tofile=r.path))
+        from .printable import quote_name
+
+        out.extend(difflib.unified_diff(a, b, fromfile=quote_name(r.path), tofile=quote_name(r.path)))
         if out and not out[-1].endswith("\n"):
             out.append("\n")
     return "".join(out)

@@ -7,9 +7,50 @@ from dataclasses import dataclass, field
 
 from .lines import split_lines
 
-_CODE = r"[A-Za-z]+[0-9]+"
-LINE_NOQA = re.compile(rf"#\s*(?i:noqa)(?P<sep>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.ASCII)
-FILE_NOQA = re.compile(rf"#\s*(?i:amplint)\s*:\s*(?i:noqa)(?:\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.ASCII)
+_CODE = r"[A-Za-z]+[0-9]+(?![A-Za-z0-9_-])"
+LINE_NOQA = re.compile(rf"#\s*(?i:noqa)(?![A-Za-z0-9_-])(?P<sep>\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.ASCII)
+FILE_NOQA = re.compile(rf"#\s*(?i:amplint)\s*:\s*(?i:noqa)(?![A-Za-z0-9_-])(?:\s*:\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
+                       re.ASCII)
+# any comment that means to be a directive: ``# noqa``, ``# amplint: noqa``, ``# amplint noqa``
+_DIRECTIVE = re.compile(r"#\s*(?P<file>(?i:amplint)\s*:?\s*)?(?i:noqa)(?![A-Za-z0-9_])", re.ASCII)
+_CODES = re.compile(rf"\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*)[\s,]*", re.ASCII)
+_CODE_LIKE = re.compile(r"[\s,]*(?P<word>[A-Za-z]+[-_.]?[0-9][\w.-]*)", re.ASCII)
+
+
+def _check_directive(text: str) -> tuple[str | None, int, str | None, str | None]:
+    """Classify the directive in one comment: (kind, offset, codes, error). ``kind`` is "line",
+    "file" or None (no directive); ``codes`` None means every code; ``error`` says why a
+    directive is malformed (it then suppresses nothing, like ruff)."""
+    m = _DIRECTIVE.search(text)
+    if m is None:
+        return None, 0, None, None
+    prefix = m.group("file")
+    kind = "file" if prefix is not None else "line"
+    shown = "# amplint: noqa" if prefix is not None else "# noqa"
+    if prefix is not None and ":" not in prefix:
+        return kind, m.start(), None, "write `# amplint: noqa` (with a colon after `amplint`)"
+    rest = text[m.end():]
+    colon = re.match(r"\s*:", rest)
+    if colon is not None:
+        after = rest[colon.end():]
+        c = _CODES.match(after)
+        if c is None:
+            word = _CODE_LIKE.match(after)
+            if word is not None:
+                return kind, m.start(), None, f"`{word.group('word')}` is not a rule code (write e.g. `{shown}: AMP001`)"
+            return kind, m.start(), None, f"`{shown}:` must be followed by rule codes (e.g. `{shown}: AMP001`)"
+        tail = after[c.end():]
+        word = _CODE_LIKE.match(tail)
+        if word is not None:
+            return kind, m.start(), None, f"`{word.group('word')}` is not a rule code (write e.g. `{shown}: AMP001`)"
+        return kind, m.start(), c.group("codes"), None
+    word = _CODE_LIKE.match(rest)
+    if word is not None and (rest[:1].isspace() or rest[:1] == ","):
+        return kind, m.start(), None, (f"a `:` is missing before `{word.group('word')}` (write `{shown}: "
+                                       f"{word.group('word')}`)")
+    if rest[:1] in (",", ";"):
+        return kind, m.start(), None, f"write `{shown}: CODES`"
+    return kind, m.start(), None, None
 
 
 @dataclass
@@ -28,6 +69,7 @@ class NoqaMap:
     file_all: bool
     file_codes: frozenset[str]
     file_directives: list[NoqaDirective]
+    invalid: list[tuple[int, int, str]] = field(default_factory=list)  # (row, col, why): they suppress nothing
 
     def suppresses(self, code: str, rows: tuple[int, ...]) -> bool:
         if self.file_all or code in self.file_codes:
@@ -55,8 +97,11 @@ def comments(source: str) -> list[tuple[int, int, str]]:
     import tokenize
 
     out: list[tuple[int, int, str]] = []
+    # rows as Python counts them: a lone ``\r`` ends a line too (``io.StringIO`` splits at ``\n``
+    # only, which put every directive after a ``\r`` line ending on the wrong row)
+    text = source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.start[1] + 1, tok.string))
         return out
@@ -74,20 +119,28 @@ def parse(source: str) -> NoqaMap:
     file_all = False
     file_codes: set[str] = set()
     file_directives = []
+    invalid: list[tuple[int, int, str]] = []
     if "noqa" not in source.lower():
         return NoqaMap({}, False, frozenset(), [])
     for row, col, text in comments(source):
-        m = FILE_NOQA.search(text)
-        if m is not None:
-            codes = _split(m.group("codes"))
+        kind, offset, codes_text, error = _check_directive(text)
+        if kind is None:
+            continue
+        if error is not None:
+            invalid.append((row, col + offset, error))
+            continue
+        codes = _split(codes_text)
+        if kind == "file":
             d = NoqaDirective(row, codes, text, col=col)
             file_directives.append(d)
             if codes is None:
                 file_all = True
             else:
                 file_codes |= codes
-            continue
-        m = LINE_NOQA.search(text)
-        if m is not None:
-            lines[row] = NoqaDirective(row, _split(m.group("codes")), text, col=col + m.start())
-    return NoqaMap(lines, file_all, frozenset(file_codes), file_directives)
+        else:
+            lines[row] = NoqaDirective(row, codes, text, col=col + offset)
+    return NoqaMap(lines, file_all, frozenset(file_codes), file_directives, invalid)
+
+
+def invalid_warnings(noqa: NoqaMap, name: str) -> list[str]:
+    return [f"{name}:{row}:{col}: invalid noqa directive, it suppresses nothing: {why}" for row, col, why in noqa.invalid]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -19,11 +20,20 @@ from ._record import Factory, Record
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileResult, Linter
-from .files import Candidate, discover, read_regular
+from .files import Candidate, discover, read_file
+from .safeio import FileTooLarge, is_temp_name
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 _MAX_CACHE_ENTRIES = 200_000
+_MAX_CACHE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is not read
 _BATCHES_PER_WORKER = 24
+# a stat match is trusted only for a file last changed this long before it was read: within
+# one timestamp granule, a same-size edit could keep the same mtime and ctime (git's "racy clean")
+_RACY_NS = 2_000_000_000
+CACHE_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+             b"# This file is a cache directory tag created by amplint.\n"
+             b"# For information about cache directory tags, see: https://bford.info/cachedir/\n")
+_GITIGNORE = b"# Automatically created by amplint.\n*\n"
 
 
 def default_jobs() -> int:
@@ -33,52 +43,118 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def content_key(path: str, data: bytes, explicit: bool) -> str:
-    """Content, size and path: CRC-32 and Adler-32 of the bytes (zlib: no OpenSSL import)."""
-    import zlib
+def content_key(data: bytes, file_key: str) -> str:
+    """A BLAKE2b digest of the bytes, and the settings that apply to the file."""
+    from .config import blake2b
 
-    tail = path.encode("utf-8", "surrogateescape") + (b"\1" if explicit else b"\0")
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}:{zlib.crc32(tail):08x}"
+    return f"{blake2b(data).hexdigest()}:{file_key}"
+
+
+def _own_cache_names(name: str) -> bool:
+    return name in ("CACHEDIR.TAG", ".gitignore") or (name.startswith("results-") and name.endswith(".json")) \
+        or name.startswith(".results-") or is_temp_name(name)
 
 
 class Cache:
-    """One JSON file per settings fingerprint: path -> {size, mtime, key, result}."""
+    """One JSON file per settings fingerprint: resolved root-relative path -> {stat, key, result}.
+
+    The cache directory is amplint's: created by it (with CACHEDIR.TAG and a ``*`` .gitignore,
+    each made ``O_CREAT|O_EXCL|O_NOFOLLOW``), never a symbolic link, never a directory of other
+    files, never another user's. The results file is read only when it is a regular file under
+    256 MB, and replaced atomically; a damaged file is a miss.
+    """
 
     def __init__(self, directory: Path, settings: Settings) -> None:
-        self.dir = directory
-        self.file = directory / f"results-{settings.fingerprint()}.json"
+        self.dir = str(directory)
+        self.settings = settings
+        self.name = f"results-{settings.fingerprint()}.json"
+        self.root = os.path.realpath(str(settings.root))
+        self._prefix = self.root.rstrip(os.sep) + os.sep
         self.entries: dict[str, dict] = {}
         self.by_key: dict[str, dict] = {}
         self.used: set[str] = set()
         self.dirty = False
+        self.warning: str | None = None
+        self._load()
+
+    def _load(self) -> None:
         import json
 
+        from . import safeio
+
         try:
-            with open(self.file, encoding="utf-8") as f:
-                data = json.load(f)
-            entries = data.get("entries") if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
-            if isinstance(entries, dict):
-                # a damaged or foreign file: keep only entries of the right shape
-                self.entries = {k: e for k, e in entries.items()
-                                if isinstance(e, dict) and isinstance(e.get("key"), str)}
-        except (OSError, ValueError, RecursionError):
-            self.entries = {}
+            fd = safeio.open_owned_dir(self.dir, create=False)
+        except safeio.UnsafeDirectory as e:
+            self.warning = f"{self.dir}: not used as a cache: it {e.strerror}"
+            return
+        except OSError:
+            return
+        try:
+            raw = safeio.read_bounded(fd, self.name, _MAX_CACHE_BYTES)
+        finally:
+            os.close(fd)
+        if raw is None:
+            return
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            return
+        entries = data.get("entries") if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
+        if isinstance(entries, dict):
+            # a damaged or foreign file: keep only entries of the right shape
+            self.entries = {k: e for k, e in entries.items()
+                            if isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("st"), list)}
         self.by_key = {e["key"]: e for e in self.entries.values()}
 
-    @staticmethod
-    def _slot(name: str, explicit: bool) -> str:
-        return ("!" if explicit else "") + name
+    def slot(self, c: Candidate) -> str:
+        """The key of a file: its resolved path relative to the project root."""
+        real = c.resolved or os.path.realpath(c.name)
+        if real.startswith(self._prefix):
+            rel = real[len(self._prefix):]
+        else:
+            rel = "." if real == self.root else real
+        return ("!" if c.explicit else "") + rel
 
-    def lookup_stat(self, name: str, explicit: bool, size: int, mtime: int) -> FileResult | None:
-        """A hit when the file's size and mtime are the recorded ones (no read needed)."""
-        e = self.entries.get(self._slot(name, explicit))
-        if e is None or e.get("size") != size or e.get("mtime") != mtime:
+    @staticmethod
+    def _stat(st: os.stat_result) -> list[int]:
+        return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+    def lookup_stat(self, slot: str, st: os.stat_result, file_key: str, name: str) -> FileResult | None:
+        """A hit when the file's size, mtime, ctime and inode are the recorded ones and the file
+        had not changed just before it was read (no read needed)."""
+        e = self.entries.get(slot)
+        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key:
             return None
-        self.used.add(self._slot(name, explicit))
+        read = e.get("read")
+        if not isinstance(read, int) or read - max(st.st_mtime_ns, st.st_ctime_ns) <= _RACY_NS:
+            return None  # racily clean: the content decides
+        self.used.add(slot)
         return self._result(e, name)
 
-    def lookup_key(self, name: str, explicit: bool, key: str) -> FileResult | None:
-        """A hit by content (the file was touched, or moved): its findings are recomputed."""
+    def confirm_racy(self, slot: str, st: os.stat_result, file_key: str, name: str, limit: int):
+        """An entry whose identity matches but that was recorded too soon after the file changed
+        (:meth:`lookup_stat` does not trust it): the file is read and hashed, not linted; a hit
+        when its content is the recorded one. Returns (result, key, identity, time of the read)
+        or None."""
+        e = self.entries.get(slot)
+        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key:
+            return None
+        read_ns = time.time_ns()
+        try:
+            data, fst = read_file(name, limit)
+        except OSError:
+            return None
+        key = content_key(data, file_key)
+        if key != e.get("key"):
+            return None
+        result = self._result(e, name)
+        if result is None:
+            return None
+        self.used.add(slot)
+        return result, key, self._stat(fst), read_ns
+
+    def lookup_key(self, key: str, name: str) -> FileResult | None:
+        """A hit by content and per-file settings (the file was touched, moved or copied)."""
         e = self.by_key.get(key)
         if e is None:
             return None
@@ -91,43 +167,80 @@ class Cache:
             diags = e.get("diagnostics")
             warnings = e.get("warnings")
             r = FileResult(name, analysed=bool(e.get("analysed", False)),
-                           warnings=[str(w) for w in warnings] if warnings else [])
+                           warnings=[name + str(w) for w in warnings] if warnings else [])
             if diags:
                 r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in diags]
             return r
         except Exception:  # noqa: BLE001 - any damage means: lint the file again
             return None
 
-    def put(self, name: str, explicit: bool, size: int, mtime: int, key: str, result: FileResult) -> None:
+    def put(self, slot: str, ident: list[int], read_ns: int, file_key: str, key: str, result: FileResult) -> None:
+        """Record ``result`` for the file at ``slot`` whose identity (:meth:`_stat`) and content
+        ``key`` were taken when it was read at ``read_ns`` (or written: ``--fix``)."""
         if result.errors:
             return  # never cache an internal error
-        entry = {"size": size, "mtime": mtime, "key": key, **result.to_cache()}
-        slot = self._slot(name, explicit)
+        out = result.to_cache()
+        if result.warnings:
+            prefix = result.path
+            if not all(w.startswith(prefix) for w in result.warnings):
+                return  # a warning that does not name the file: not cached
+            out["warnings"] = [w[len(prefix):] for w in result.warnings]
+        entry = {"st": list(ident), "read": read_ns, "fk": file_key, "key": key, **out}
         self.entries[slot] = entry
         self.by_key[key] = entry
         self.used.add(slot)
         self.dirty = True
 
     def save(self) -> None:
+        from . import safeio
+
+        self.sweep()
         if not self.dirty:
             return
         import json
-        import tempfile
 
         entries = self.entries
         if len(entries) > _MAX_CACHE_ENTRIES:
             entries = {k: v for k, v in entries.items() if k in self.used}
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            gitignore = self.dir / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# Automatically created by amplint.\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(prefix=".results-", dir=self.dir)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"version": CACHE_VERSION, "entries": entries}, f, separators=(",", ":"))
-            os.replace(tmp, self.file)
+            existed = os.path.lexists(self.dir)
+            fd = safeio.open_owned_dir(self.dir, create=True)
+        except safeio.UnsafeDirectory as e:
+            self.warning = f"{self.dir}: not used as a cache: it {e.strerror}"
+            return
         except OSError:
-            pass  # a read-only checkout: run without a cache
+            return  # a read-only checkout: run without a cache
+        try:
+            if existed and not self._is_ours(fd):
+                self.warning = (f"{self.dir}: not used as a cache: the directory holds other files "
+                                "(amplint only writes into a directory it created)")
+                return
+            safeio.create_new(fd, "CACHEDIR.TAG", CACHE_TAG)
+            safeio.create_new(fd, ".gitignore", _GITIGNORE)
+            payload = json.dumps({"version": CACHE_VERSION, "entries": entries}, separators=(",", ":")).encode()
+            safeio.replace_in_dir(fd, self.name, payload)
+        except OSError:
+            pass  # a full disk: the temporary file is already gone
+        finally:
+            os.close(fd)
+
+    def sweep(self) -> None:
+        self.sweep_dir(self.dir)
+
+    @staticmethod
+    def sweep_dir(directory: str) -> None:
+        """Remove what killed or failed saves left in the cache directory (also under --no-cache)."""
+        from . import safeio
+
+        if os.path.isdir(directory) and not os.path.islink(directory):
+            safeio.sweep([directory], also=lambda n: n.startswith(".results-"))
+
+    @staticmethod
+    def _is_ours(fd: int) -> bool:
+        try:
+            return all(_own_cache_names(e.name) for e in os.scandir(fd))
+        except OSError:
+            return False
 
 
 # --- one file, in a worker or in-process ---------------------------------------------------
@@ -154,54 +267,62 @@ _WORKER: tuple[list[Settings], dict[int, Linter], bool, FixMode | None] | None =
 
 def _init_worker(settings: list[Settings], hashing: bool, mode: FixMode | None = None) -> None:
     global _WORKER
+    from . import signals
+
+    signals.worker_defaults(fixing=mode is not None and not mode.diff)
     _WORKER = (settings, {}, hashing, mode)
 
 
-def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: Cache | None):
-    """Lint one file; returns (result, content key or None)."""
+def _ident(st) -> list[int]:
+    return Cache._stat(st)
+
+
+def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, file_key: str, cache: Cache | None):
+    """Lint one file; returns (result, content key or None, identity at read time, time of the read)."""
+    from .engine import oversize_result
+
     path = Path(name)
+    limit = linter.settings.max_file_size
     if path.suffix == ".ipynb":
-        return linter.check_path(path, explicit), None
+        return linter.check_path(path, explicit), None, None, 0
+    read_ns = time.time_ns()
     try:
-        data = read_regular(path)
+        data, st = read_file(path, limit)
     except IsADirectoryError:
-        return FileResult(name, errors=[f"{name}: is a directory"]), None
+        return FileResult(name, errors=[f"{name}: is a directory"]), None, None, 0
+    except FileTooLarge as e:
+        return oversize_result(name, e.size, limit), None, None, 0
     except OSError:
-        return linter.check_path(path, explicit), None
-    key = content_key(name, data, explicit) if hashing else None
+        return linter.check_path(path, explicit), None, None, 0
+    key = content_key(data, file_key) if hashing else None
     if key is not None and cache is not None:
-        hit = cache.lookup_key(name, explicit, key)
+        hit = cache.lookup_key(key, name)
         if hit is not None:
-            return hit, key
-    return linter.check_bytes(data, name, explicit=explicit), key
+            return hit, key, _ident(st), read_ns
+    return linter.check_bytes(data, name, explicit=explicit), key, _ident(st), read_ns
 
 
-def _fix_one(linter: Linter, hashing: bool, name: str, explicit: bool, mode: FixMode):
-    """Fix (or diff, or noqa) one file; returns (result, content key of the file as it is now)."""
-    from .fixer import _fix_one as fix_file, encode_source
+def _fix_one(linter: Linter, hashing: bool, item: tuple, mode: FixMode):
+    """Fix (or diff, or noqa) one file with the ``--fix`` write protocol; returns (result,
+    content key, identity, time of the read) of the file as it is now (as written, or as read when
+    nothing was written), or Nones when that is not known (the file changed meanwhile)."""
+    from .fixer import _fix_one as fix_file
 
-    c = Candidate(name, explicit)
-    result = fix_file(linter, c, unsafe=mode.unsafe, diff=mode.diff, add_noqa=mode.add_noqa)
-    key = None
-    if hashing and not result.errors and c.path.suffix != ".ipynb":
-        if result.fixed_text is not None and not mode.diff and result.source is not None:
-            data = encode_source(result.fixed_text, result.source)
-        elif result.fixed_text is None or mode.diff:
-            try:
-                data = read_regular(c.path)
-            except OSError:
-                data = None
-        else:
-            data = None
-        if data is not None:
-            key = content_key(name, data, explicit)
-    return result, key
+    name, explicit, file_key, resolved, contained = item
+    c = Candidate(name, explicit, None, resolved, contained)
+    record: list = []
+    result = fix_file(linter, c, unsafe=mode.unsafe, diff=mode.diff, add_noqa=mode.add_noqa, record=record)
+    if not hashing or not record or result.errors:
+        return result, None, None, 0
+    data, ident, read_ns = record[0]
+    return result, content_key(data, file_key), ident, read_ns
 
 
-def _one(linter: Linter, hashing: bool, name: str, explicit: bool, cache: Cache | None, mode: FixMode | None):
+def _one(linter: Linter, hashing: bool, item: tuple, cache: Cache | None, mode: FixMode | None):
     if mode is None:
-        return _check_one(linter, hashing, name, explicit, cache)
-    return _fix_one(linter, hashing, name, explicit, mode)
+        name, explicit, file_key = item[0], item[1], item[2]
+        return _check_one(linter, hashing, name, explicit, file_key, cache)
+    return _fix_one(linter, hashing, item, mode)
 
 
 def _internal_error(name: str, e: Exception, mode: FixMode | None) -> FileResult:
@@ -209,32 +330,50 @@ def _internal_error(name: str, e: Exception, mode: FixMode | None) -> FileResult
     return FileResult(name, errors=[f"{name}: {what}: {type(e).__name__}: {e}"])
 
 
-def _work(batch: list[tuple[int, str, bool, int]]) -> list[tuple[int, FileResult, str | None]]:
+def _work(batch: list[tuple[int, int, tuple]]) -> list[tuple]:
     assert _WORKER is not None
     settings, linters, hashing, mode = _WORKER
+    from . import faults, signals
+
+    faults.pause("run:worker", os.getpid())
     out = []
-    for index, name, explicit, sidx in batch:
-        linter = linters.get(sidx)
-        if linter is None:
-            linter = linters[sidx] = Linter(settings[sidx])
-        try:
-            result, key = _one(linter, hashing, name, explicit, None, mode)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            result, key = _internal_error(name, e, mode), None
-        if mode is None or not mode.diff or result.fixed_text is None:
-            # the parent re-reads the file if it needs the text; only a diff needs both texts
-            result.source = None
-            result.fixed_text = None
-        out.append((index, result, key))
+    try:
+        for index, sidx, item in batch:
+            linter = linters.get(sidx)
+            if linter is None:
+                linter = linters[sidx] = Linter(settings[sidx])
+            try:
+                result, key, ident, read_ns = _one(linter, hashing, item, None, mode)
+            except Exception as e:  # noqa: BLE001 - report and go on
+                result, key, ident, read_ns = _internal_error(item[0], e, mode), None, None, 0
+            if mode is None or not mode.diff or result.fixed_text is None:
+                # the parent re-reads the file if it needs the text; only a diff needs both texts
+                result.source = None
+                result.fixed_text = None
+            out.append((index, result, key, ident, read_ns))
+    except signals.Interrupted as e:
+        # the parent stops the pool (SIGTERM): the file being written was finished or left as
+        # it was (see amplint.signals); end quietly, without a traceback
+        os._exit(e.exit_code)
     return out
 
 
-def _batches(todo: list[tuple[int, int, str, bool, int]], n: int) -> list[list[tuple[int, str, bool, int]]]:
+def _batches(todo: list[tuple], n: int) -> list[list[tuple]]:
     """Deal ``todo`` (largest first) round-robin into ``n`` batches of similar weight."""
-    batches: list[list[tuple[int, str, bool, int]]] = [[] for _ in range(max(1, min(n, len(todo))))]
-    for k, (_size, i, name, explicit, sidx) in enumerate(todo):
-        batches[k % len(batches)].append((i, name, explicit, sidx))
+    batches: list[list[tuple]] = [[] for _ in range(max(1, min(n, len(todo))))]
+    for k, (_size, i, sidx, item) in enumerate(todo):
+        batches[k % len(batches)].append((i, sidx, item))
     return batches
+
+
+def discovery_results(found) -> list[FileResult]:
+    """What the walk could not read (an AMP000 each: the exit is non-zero) and what it did not
+    follow (a warning each)."""
+    from .engine import _syntax_diag
+
+    out = [FileResult(path, diagnostics=[_syntax_diag(path, reason, 1, 1)]) for path, reason in found.unreadable]
+    out += [FileResult(w.split(": ", 1)[0], warnings=[w]) for w in found.warnings]
+    return out
 
 
 class RunStats(Record):
@@ -254,64 +393,98 @@ LAST_RUN = RunStats()
 
 def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: bool = True,
         on_result=None, mode: FixMode | None = None) -> list[FileResult]:
-    """Lint (or, with ``mode``, fix) ``paths``; results are sorted by path, whatever ``jobs`` is.
+    """Lint (or, with ``mode``, fix) ``paths``; results are sorted by path, whatever ``jobs``, the
+    order of ``paths`` or the cache are.
 
     ``settings`` is a :class:`~amplint.config.Workspace` (each file gets its nearest
-    configuration) or one :class:`Settings` for every file."""
+    configuration) or one :class:`Settings` for every file. Each distinct configuration gets one
+    linter and one cache (its results file: the fingerprint of those settings); a cache entry is
+    keyed by the file's resolved path relative to its project root, and holds the settings that
+    apply to that file, a BLAKE2b hash of its content and its identity (size, mtime, ctime,
+    inode)."""
     global LAST_RUN
+    from . import safeio
+    from .engine import oversize_result
     from .files import as_workspace
 
     ws = as_workspace(settings)
-    candidates: list[Candidate] = list(discover(list(paths), ws))
+    found = discover(list(paths), ws)
+    safeio.sweep(found.temp_dirs)
+    candidates: list[Candidate] = found.candidates
     # one linter and one cache per distinct configuration
     index_of: dict[int, int] = {}
     all_settings: list[Settings] = []
     for c in candidates:
         s = c.settings if c.settings is not None else ws.for_path(c.name)
+        c.settings = s
         if id(s) not in index_of:
             index_of[id(s)] = len(all_settings)
             all_settings.append(s)
-    linters: dict[int, Linter] = {}
     caches: dict[int, Cache | None] = {}
+    shared: dict[tuple[str, str], Cache] = {}  # two configurations with one fingerprint share a file
     for k, s in enumerate(all_settings):
-        caches[k] = Cache(s.cache_dir, s) if use_cache and s.cache_dir is not None else None
+        if use_cache and s.cache_dir is not None:
+            ck = (os.path.abspath(str(s.cache_dir)), s.fingerprint())
+            if ck not in shared:
+                shared[ck] = Cache(s.cache_dir, s)
+            caches[k] = shared[ck]
+        else:
+            caches[k] = None
     results: list[FileResult | None] = [None] * len(candidates)
-    stats: dict[int, tuple[int, int]] = {}
-    todo: list[tuple[int, int, str, bool, int]] = []  # (size, index, path, explicit, settings index)
+    slots: dict[int, tuple[str, str]] = {}
+    todo: list[tuple[int, int, int, tuple]] = []  # (size, index, settings index, work item)
     hits = 0
     for i, c in enumerate(candidates):
         name = c.name
-        sidx = index_of[id(c.settings if c.settings is not None else ws.for_path(c.name))]
+        sidx = index_of[id(c.settings)]
+        s = all_settings[sidx]
         try:
             st = os.stat(name)
-            size, mtime = st.st_size, st.st_mtime_ns
         except OSError:
-            size, mtime = 0, 0
-        stats[i] = (size, mtime)
+            st = None
+        limit = s.max_file_size
+        if st is not None and st.st_size > limit and _is_regular(st):
+            results[i] = oversize_result(name, st.st_size, limit)  # from the size alone: never read
+            continue
+        file_key = s.file_key(name, c.explicit)
         cache = caches[sidx]
         if cache is not None:
-            hit = cache.lookup_stat(name, c.explicit, size, mtime)
-            if hit is not None and (mode is None or not mode.has_work(hit)):
-                results[i] = hit
-                hits += 1
-                continue
-        todo.append((size, i, name, c.explicit, sidx))
-    todo.sort(key=lambda t: (-t[0], t[2]))
+            slot = cache.slot(c)
+            slots[i] = (slot, file_key)
+            if st is not None:
+                hit = cache.lookup_stat(slot, st, file_key, name)
+                confirmed = None
+                if hit is None and _is_regular(st):
+                    confirmed = cache.confirm_racy(slot, st, file_key, name, limit)
+                    if confirmed is not None:
+                        hit = confirmed[0]
+                if hit is not None and (mode is None or not mode.has_work(hit)):
+                    results[i] = hit
+                    hits += 1
+                    if confirmed is not None and confirmed[3] - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+                        # confirmed long enough after its last change: from now on its identity suffices
+                        cache.put(slot, confirmed[2], confirmed[3], file_key, confirmed[1], hit)
+                    continue
+        item = (name, c.explicit, file_key, c.resolved, c.contained)
+        todo.append((st.st_size if st is not None else 0, i, sidx, item))
+    todo.sort(key=lambda t: (-t[0], t[3][0]))
     hashing = any(c is not None for c in caches.values())
     # more workers than cores only adds start-up cost: cap ``--jobs`` at four per core
     n_jobs = default_jobs() if not jobs else min(jobs, 4 * default_jobs())
-    keys: dict[int, str | None] = {}
+    read: dict[int, tuple] = {}
     heavy = sum(1 for t in todo if t[0] > 0)
     workers = 1
     if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
-        for _size, i, name, explicit, sidx in todo:
+        linters: dict[int, Linter] = {}
+        for _size, i, sidx, item in todo:
             linter = linters.get(sidx)
             if linter is None:
                 linter = linters[sidx] = Linter(all_settings[sidx])
             try:
-                results[i], keys[i] = _one(linter, caches[sidx] is not None, name, explicit, caches[sidx], mode)
+                results[i], *rest = _one(linter, caches[sidx] is not None, item, caches[sidx], mode)
+                read[i] = tuple(rest)
             except Exception as e:  # noqa: BLE001
-                results[i] = _internal_error(name, e, mode)
+                results[i] = _internal_error(item[0], e, mode)
     else:
         import multiprocessing
 
@@ -329,25 +502,36 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
         workers = n_jobs
         with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(all_settings, hashing, mode)) as pool:
             for chunk in pool.imap_unordered(_work, batches, chunksize=1):
-                for i, r, key in chunk:
-                    results[i], keys[i] = r, key
-    for _s, i, name, explicit, sidx in todo:
+                for i, r, key, ident, read_ns in chunk:
+                    results[i] = r
+                    read[i] = (key, ident, read_ns)
+    for _s, i, sidx, _item in todo:
         cache = caches[sidx]
-        r, key = results[i], keys.get(i)
-        if cache is not None and r is not None and key is not None:
-            size, mtime = stats[i]
-            if mode is not None and r.fixes_applied and not mode.diff:
-                try:  # the file was rewritten: its entry is the new file's
-                    st = os.stat(name)
-                    size, mtime = st.st_size, st.st_mtime_ns
-                except OSError:
-                    continue
-            cache.put(name, explicit, size, mtime, key, r)
-    for cache in caches.values():
+        r = results[i]
+        key, ident, read_ns = read.get(i, (None, None, 0))
+        if cache is not None and r is not None and key is not None and ident is not None:
+            slot, file_key = slots[i]
+            cache.put(slot, ident, read_ns, file_key, key, r)
+    out = [r for r in results if r is not None] + discovery_results(found)
+    saved: set[int] = set()
+    for k, s in enumerate(all_settings):
+        cache = caches[k]
         if cache is not None:
+            if id(cache) in saved:
+                continue
+            saved.add(id(cache))
             cache.save()
+            if cache.warning:
+                out.append(FileResult(str(s.cache_dir), warnings=[cache.warning]))
+        elif s.cache_dir is not None:
+            Cache.sweep_dir(str(s.cache_dir))
     LAST_RUN = RunStats(files=len(candidates), cache_hits=hits, linted=len(todo), workers=workers,
                         settings=all_settings)
-    out = [r for r in results if r is not None]
     out.sort(key=lambda r: r.path)
     return out
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    import stat
+
+    return stat.S_ISREG(st.st_mode)

@@ -147,7 +147,10 @@ def test_interrupted_write_leaves_file_intact(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fixer.os, "replace", boom)
+    from amplint import safeio
+
+    monkeypatch.setattr(safeio, "_exchange", boom)
+    monkeypatch.setattr(safeio, "_rename", boom)
     with pytest.raises(KeyboardInterrupt):
         fixer.write_atomic(f, "x = 1\n", decode(f.read_bytes()))
     assert f.read_text() == BAD

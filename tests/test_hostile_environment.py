@@ -59,7 +59,12 @@ def test_fifo_is_a_diagnostic_not_a_hang(tmp_path):
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_symlink_to_an_endless_device(tmp_path):
     (tmp_path / "z.py").symlink_to("/dev/zero")
+    # found by the walk: a link out of the tree is not followed (containment), with a warning
     p = amplint("--no-cache", "--isolated", str(tmp_path), timeout=60)
+    assert p.returncode == 0
+    assert "z.py: not linted: a symbolic link to a file outside the project (/dev/zero)" in no_traceback(p)
+    # named explicitly: read, and refused without a read
+    p = amplint("--no-cache", "--isolated", str(tmp_path / "z.py"), timeout=60)
     no_traceback(p)
     assert p.returncode == 1 and "z.py:1:1: AMP000 cannot read the file: not a regular file" in p.stdout.decode()
 
@@ -177,27 +182,25 @@ def test_fix_through_a_symlink_fixes_the_target(tmp_path):
     d = tmp_path / "d"
     d.mkdir()
     (d / "t.py").symlink_to("../real/t.py")
-    p = amplint("--isolated", "--no-cache", "--unsafe-fixes", "--fix", str(d / "t.py"))
+    # the link stays inside the project (the current directory): its target is fixed
+    p = amplint("--isolated", "--no-cache", "--unsafe-fixes", "--fix", "d/t.py", cwd=tmp_path)
     no_traceback(p)
     assert (d / "t.py").is_symlink()
     assert "scaler.update()" in (real / "t.py").read_text()
 
 
-def test_fix_that_cannot_be_written_is_an_error_not_a_traceback(tmp_path, monkeypatch):
+def test_fix_that_cannot_be_written_is_an_error_not_a_traceback(tmp_path):
     from amplint import fixer
     from amplint.engine import default_settings
 
     f = tmp_path / "t.py"
     f.write_text(TRAIN)
-
-    def refuse(*a, **k):
-        raise PermissionError(13, "Permission denied")
-
-    monkeypatch.setattr(fixer.tempfile, "mkstemp", refuse)
+    f.chmod(0o444)  # read-only: never rewritten (the directory is writable, the file is not)
     settings = default_settings()
     [result] = fixer.fix_paths([str(f)], settings, unsafe=True)
-    assert result.errors == [f"{f}: cannot write the fixes: Permission denied"]
+    assert result.errors[0].startswith(f"{f}: cannot write the fixes: Permission denied")
     assert [d.code for d in result.diagnostics] == ["AMP001"]
+    assert result.fixes_applied == 0
     assert f.read_text() == TRAIN
 
 

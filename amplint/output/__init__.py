@@ -6,6 +6,7 @@ import importlib
 
 from .._record import Factory, Record
 from ..diagnostics import Diagnostic
+from ..printable import printable
 
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
 
@@ -54,8 +55,9 @@ def style(text: str, ctx: "RenderContext | None", **kw) -> str:
 
 
 def display_location(d: Diagnostic, ctx: "RenderContext | None" = None) -> str:
+    """``path:row:col`` (``path:cell N:row:col``), printable (see :mod:`amplint.printable`)."""
     sep = style(":", ctx, fg="cyan")
-    name = style(d.filename, ctx, bold=True)
+    name = style(printable(d.filename), ctx, bold=True)
     if d.cell is not None:
         return f"{name}{sep}cell {d.cell}{sep}{d.location.row}{sep}{d.location.column}"
     return f"{name}{sep}{d.location.row}{sep}{d.location.column}"
@@ -75,8 +77,8 @@ def fix_marker(d: Diagnostic, ctx: RenderContext) -> str:
 
 
 def headline(d: Diagnostic, ctx: RenderContext) -> str:
-    """``path:row:col: CODE [*] message`` (concise and full)."""
-    return f"{display_location(d, ctx)}{style(':', ctx, fg='cyan')} {code_text(d, ctx)} {fix_marker(d, ctx)}{d.message}"
+    """``path:row:col: CODE [*] message`` (concise and full), printable."""
+    return f"{display_location(d, ctx)}{style(':', ctx, fg='cyan')} {code_text(d, ctx)} {fix_marker(d, ctx)}{printable(d.message)}"
 
 
 def _plural(n: int, word: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import headline, style
 from ..lines import split_lines
+from ..printable import printable
 
 CONTEXT = 2
 
@@ -21,9 +22,13 @@ def render(diagnostics, ctx) -> str:
         if lines and d.location.row <= len(lines):
             out.append(_snippet(lines, d, ctx))
         if d.fix is not None:
-            out.append(f"  = help: {d.fix.message}\n")
+            out.append(f"  = help: {printable(d.fix.message)}\n")
         out.append("\n")
     return "".join(out)
+
+
+def _show(line: str) -> str:
+    return printable(line.expandtabs(4))
 
 
 def _snippet(lines: list[str], d, ctx=None) -> str:
@@ -33,11 +38,16 @@ def _snippet(lines: list[str], d, ctx=None) -> str:
     pad = " " * width
     parts = [f"{pad} |\n"]
     for row in range(first, last + 1):
-        text = lines[row - 1].rstrip("\r\n").expandtabs(4) if row - 1 < len(lines) else ""
+        raw = lines[row - 1].rstrip("\r\n") if row - 1 < len(lines) else ""
+        text = _show(raw)
         parts.append(f"{row:>{width}} | {text}\n")
         if d.location.row <= row <= d.end_location.row:
-            start = d.location.column if row == d.location.row else 1 + len(text) - len(text.lstrip())
-            end = d.end_location.column if row == d.end_location.row else len(text) + 1
+            # columns of the raw line, placed where the shown (tab-expanded, escaped) text has them
+            def col(c: int) -> int:
+                return len(_show(raw[: max(c, 1) - 1])) + 1
+
+            start = col(d.location.column) if row == d.location.row else 1 + len(text) - len(text.lstrip())
+            end = col(d.end_location.column) if row == d.end_location.row else len(text) + 1
             carets = max(1, end - start)
             label = f" {d.code}" if row == d.end_location.row else ""
             parts.append(f"{pad} | {' ' * (start - 1)}{style('^' * carets + label, ctx, fg='red', bold=True)}\n")

@@ -8,10 +8,11 @@ line (GitHub shows annotations on the file's raw lines); the message still names
 from __future__ import annotations
 
 from . import GITHUB_KIND
+from ..printable import printable
 
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(s: str) -> str:

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import DOCS_URL
+from ..printable import json_text
 from . import SARIF_LEVEL
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -94,14 +95,15 @@ def artifact(filename: str, root: str) -> dict:
     if filename in ("-", "<stdin>", ""):
         return {"uri": "stdin"}
     if filename.startswith("<"):
-        return {"uri": quote(filename.strip("<>"))}
+        return {"uri": quote(os.fsencode(filename.strip("<>")))}
     absolute = os.path.abspath(filename)
     try:
         rel = os.path.relpath(absolute, root)
     except ValueError:  # another drive
         rel = None
     if rel is not None and not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
-        return {"uri": quote(Path(rel).as_posix()), "uriBaseId": "%SRCROOT%"}
+        # bytes, not text: a name that is not UTF-8 is percent-encoded byte for byte (a valid URI)
+        return {"uri": quote(os.fsencode(Path(rel).as_posix())), "uriBaseId": "%SRCROOT%"}
     return {"uri": Path(absolute).as_uri()}
 
 
@@ -140,14 +142,14 @@ def render(diagnostics, ctx) -> str:
             "ruleId": d.code,
             "ruleIndex": index.get(d.code, 0),
             "level": SARIF_LEVEL.get(d.severity, "error"),
-            "message": {"text": d.message},
+            "message": {"text": json_text(d.message)},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fp},
         }
         if d.related:
             related = []
             for k, r in enumerate(d.related, 1):
-                loc = {"id": k, "physicalLocation": _physical(r, root), "message": {"text": r.message}}
+                loc = {"id": k, "physicalLocation": _physical(r, root), "message": {"text": json_text(r.message)}}
                 if r.cell is not None:
                     loc["logicalLocations"] = [{"name": f"cell {r.cell}", "kind": "notebookCell"}]
                 related.append(loc)

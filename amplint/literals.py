@@ -1,0 +1,116 @@
+"""Large constant literals are blanked before LibCST parses a file.
+
+A data table written as a literal (``WEIGHTS = [0.1, 0.2, ...]`` with 200,000 numbers) holds
+nothing the AMP rules read, yet LibCST builds several nodes per element: a 1.5 MB literal took
+6.5 s and 900 MB to parse. A bracketed literal made only of constants (numbers, strings, bytes,
+``None``/``True``/``False``, signs, and nested lists, tuples, sets and dicts of them) and at
+least :data:`MIN_SPAN` characters long is handed to LibCST with its inside emptied: its line
+breaks are kept inside one triple-quoted string (one token for LibCST), so every row of the
+file, and every column outside the literal, stays where it was: positions, ``noqa`` comments
+and fixes are computed on the real text. A fix whose edits would touch a blanked literal is
+dropped (it would have been computed from the blank).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+MIN_SPAN = 4096  # characters; smaller literals cost LibCST little
+MIN_FILE = 16384  # files smaller than this are not searched at all
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+_NOTHING_AFTER = re.compile(r"[ \t\f)\]}]*(?:#.*)?")
+
+
+def _constant(node: ast.AST) -> bool:
+    """A constant, a signed constant, or a container of constants (checked without recursion)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Constant):
+            continue
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Invert)):
+            stack.append(n.operand)
+        elif isinstance(n, (ast.List, ast.Tuple, ast.Set)):
+            stack.extend(n.elts)
+        elif isinstance(n, ast.Dict):
+            if any(k is None for k in n.keys):  # ``{**other}``
+                return False
+            stack.extend(n.keys)  # type: ignore[arg-type]
+            stack.extend(n.values)
+        else:
+            return False
+    return True
+
+
+def blank_large_literals(text: str, tree: ast.Module | None) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with the large constant literals blanked, and the row ranges blanked (1-based,
+    inclusive)."""
+    if tree is None or len(text) < MIN_FILE:
+        return text, []
+    from .lines import split_lines
+
+    lines: list[str] | None = None
+    starts: list[int] = []
+    spans: list[tuple[int, int]] = []  # char offsets [start, end) of the literals
+    rows: list[tuple[int, int]] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and node.end_lineno is not None:
+            if lines is None:
+                lines = split_lines(text, keepends=True)
+                pos = 0
+                for line in lines:
+                    starts.append(pos)
+                    pos += len(line)
+            start = _offset(lines, starts, node.lineno, node.col_offset)
+            end = _offset(lines, starts, node.end_lineno, node.end_col_offset)
+            if end - start >= MIN_SPAN and text[start:start + 1] in _PAIRS \
+                    and text[end - 1:end] == _PAIRS[text[start]] and _constant(node):
+                spans.append((start + 1, end - 1))
+                rows.append((node.lineno, node.end_lineno))
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    if not spans:
+        return text, []
+    parts = []
+    last = 0
+    for start, end in sorted(spans):
+        parts.append(text[last:start])
+        parts.append(_blank(text, start, end))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts), sorted(rows)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    """The inside of a literal, emptied: its line breaks kept inside one triple-quoted string
+    (a single token for LibCST, however many lines), padded so that what follows the literal on
+    its last line keeps its column."""
+    inner = text[start:end]
+    breaks = _NEWLINES.findall(inner)
+    line_end = _NEWLINES.search(text, end)
+    follows = not _NOTHING_AFTER.fullmatch(text[end + 1:line_end.start() if line_end else len(text)])
+    if not breaks:
+        return _NOT_NEWLINE.sub(" ", inner) if follows else ""
+    last_line = len(inner) - (inner.rfind("\n") if "\n" in inner else inner.rfind("\r")) - 1
+    if last_line < 3:
+        if follows:
+            return _NOT_NEWLINE.sub(" ", inner)  # keep every column of what follows
+        last_line = 3
+    return '"""' + "".join(breaks) + " " * (last_line - 3) + '"""'
+
+
+def _offset(lines: list[str], starts: list[int], lineno: int, col_offset: int) -> int:
+    """The character offset of CPython's (line, UTF-8 byte column)."""
+    line = lines[lineno - 1] if lineno - 1 < len(lines) else ""
+    if line.isascii():
+        return starts[lineno - 1] + col_offset
+    return starts[lineno - 1] + len(line.encode("utf-8")[:col_offset].decode("utf-8", "replace"))
+
+
+def touches(rows: list[tuple[int, int]], first: int, last: int) -> bool:
+    return any(a <= last and first <= b for a, b in rows)
