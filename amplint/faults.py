@@ -34,9 +34,11 @@ def pause(point: str, path: object = "") -> None:
     from . import signals
 
     name = point.replace(":", "-")
-    with open(os.path.join(_DIR, name + ".reached.tmp"), "w", encoding="utf-8") as f:
+    # one temporary name per process: pool workers may reach the same point at the same moment
+    tmp = os.path.join(_DIR, f"{name}.reached.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n{path}\n")
-    os.replace(os.path.join(_DIR, name + ".reached.tmp"), os.path.join(_DIR, name + ".reached"))
+    os.replace(tmp, os.path.join(_DIR, name + ".reached"))
     go = os.path.join(_DIR, name + ".go")
     deadline = time.monotonic() + 120
     while not os.path.exists(go) and time.monotonic() < deadline:

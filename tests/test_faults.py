@@ -231,3 +231,31 @@ def test_fault_case_count():
     if len(CASES_RUN) < expected:
         pytest.skip(f"only {len(CASES_RUN)} of {expected} fault cases ran in this session (a selection)")
     assert len(set(CASES_RUN)) == expected
+
+
+def test_pause_point_reached_by_several_workers_at_once(tmp_path):
+    """Pool workers can reach one point together; the hook must not fail in any of them (it
+    once shared one temporary marker name, and a worker died with ENOENT on the rename)."""
+    code = (
+        "import multiprocessing as mp, os, sys\n"
+        "from amplint import faults\n"
+        "def go(barrier):\n"
+        "    barrier.wait()\n"
+        "    faults.pause('run:worker', os.getpid())\n"
+        "if __name__ == '__main__':\n"
+        "    ctx = mp.get_context('fork')\n"
+        "    barrier = ctx.Barrier(12)\n"
+        "    procs = [ctx.Process(target=go, args=(barrier,)) for _ in range(12)]\n"
+        "    for p in procs: p.start()\n"
+        "    for p in procs: p.join(60)\n"
+        "    sys.exit(max(p.exitcode or 0 for p in procs))\n"
+    )
+    ctl = tmp_path / "ctl"
+    ctl.mkdir()
+    (ctl / "run-worker.go").touch()  # nobody waits: the markers are the test
+    env = dict(os.environ, AMPLINT_TEST_PAUSE="run:worker", AMPLINT_TEST_PAUSE_DIR=str(ctl))
+    for _ in range(5):
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120)
+        assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr.decode()
+    assert (ctl / "run-worker.reached").read_text().split("\n")[0].isdigit()
+    assert sorted(x.name for x in ctl.iterdir()) == ["run-worker.go", "run-worker.reached"]
