@@ -162,6 +162,7 @@ class Linter:
         self.prefilter = Prefilter({t for r in self.rules for t in r.triggers}, names)
         self._filters: dict[str, Prefilter] | None = None
         self._screen_map: dict[str, tuple[str, ...]] | None = None
+        self._models = None  # models of project modules, shared by the files this linter checks
         if sys.getrecursionlimit() < _RECURSION_LIMIT:
             sys.setrecursionlimit(_RECURSION_LIMIT)
 
@@ -203,7 +204,10 @@ class Linter:
 
     def check_bytes(self, data: bytes, name: str, explicit: bool = True, force: bool = False) -> FileResult:
         result = FileResult(name)
+        reached = False
         if not force and not self.prefilter(data):
+            reached = self._reached_by_scaler_code(name, data)
+        if not force and not reached and not self.prefilter(data):
             if explicit:
                 err = _cpython_syntax_error(data, name)
                 if err is not None:
@@ -217,10 +221,23 @@ class Linter:
             result.diagnostics.append(_syntax_diag(name, str(e), e.row, e.col))
             return result
         result.source = source
-        return self.check_source(source, name, data, result, force=force)
+        return self.check_source(source, name, data, result, force=force, reached=reached)
+
+    def _reached_by_scaler_code(self, name: str, data: bytes) -> bool:
+        """A file without GradScaler evidence of its own that project code with a scaler imports
+        (a helper that clips, a hook, a checkpoint saver): the scaler rules run on it too."""
+        from .project import PROTOCOL_EVIDENCE, Project
+
+        if name.startswith("<") or name.endswith(".ipynb") or not PROTOCOL_EVIDENCE.search(data):
+            return False
+        try:
+            path = Path(name).resolve()
+            return path.is_file() and Project.for_path(path).reached_by_scaler_code(path)
+        except OSError:
+            return False
 
     def check_source(self, source: Source, name: str, data: bytes | None = None,
-                     result: FileResult | None = None, force: bool = False) -> FileResult:
+                     result: FileResult | None = None, force: bool = False, reached: bool = False) -> FileResult:
         result = result if result is not None else FileResult(name, source=source)
         result.analysed = True
         tree, err = _cpython_parse(source.text, name)
@@ -234,8 +251,11 @@ class Linter:
         if force:
             rules = list(self.rules)
         else:
-            rules = [r for r in self.rules if self._rule_filters[r.code](raw)]
-            rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])]
+            if not reached and any("scaler" in r.triggers and not self._rule_filters[r.code](raw) for r in self.rules):
+                reached = self._reached_by_scaler_code(name, raw)
+            rules = [r for r in self.rules if self._rule_filters[r.code](raw) or reached and "scaler" in r.triggers]
+            rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])
+                     or reached and "scaler" in r.triggers]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
         if f.longest_chain > MAX_CHAIN:
@@ -253,6 +273,29 @@ class Linter:
         result.warnings.extend(warnings)
         return result
 
+    def forget_models(self) -> None:
+        """Drop the models of project modules built so far (files changed on disk)."""
+        self._models = None
+
+    def _project_link(self, name: str):
+        """The project the file ``name`` belongs to (None for stdin, notebooks and files that do
+        not exist on disk): its importers and the modules it calls into are analysed with it."""
+        if name.startswith("<") or name.endswith(".ipynb"):
+            return None, None
+        path = Path(name)
+        try:
+            if not path.is_file():
+                return None, None
+            path = path.resolve()
+        except OSError:
+            return None, None
+        from .project import ModelCache, Project, ProjectLink
+
+        if self._models is None:
+            opts = self.settings.options
+            self._models = ModelCache(opts.scaler_names, opts.eval_patterns)
+        return ProjectLink(Project.for_path(path), self._models, path), path
+
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
 
@@ -260,16 +303,23 @@ class Linter:
         from .model import AmpModel
 
         text, blanked = blank_large_literals(source.text, tree)
-        try:
-            module = cst.parse_module(text)
-        except cst.ParserSyntaxError as e:
-            # CPython compiled the file: this is a limit of LibCST's grammar, said as such
-            from .cstlimits import explain
-
-            msg, row, col = explain(tree, source.text, max(e.raw_line, 1), e.raw_column + 1, _first_line(e.message))
-            return [_syntax_diag(name, msg, row, col)], [], []
         opts: RuleOptions = self.settings.options
-        model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns)
+        link, path = self._project_link(name)
+        # a module another file's analysis already built is reused: one model per module
+        model = link.cache.cached(path, source.text) if link is not None else None
+        if model is None:
+            try:
+                module = cst.parse_module(text)
+            except cst.ParserSyntaxError as e:
+                # CPython compiled the file: this is a limit of LibCST's grammar, said as such
+                from .cstlimits import explain
+
+                msg, row, col = explain(tree, source.text, max(e.raw_line, 1), e.raw_column + 1, _first_line(e.message))
+                return [_syntax_diag(name, msg, row, col)], [], []
+            model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns, link=link, path=path)
+            if link is not None:
+                link.cache.register(path, model, source.text)
+        module = model.module
         findings: list[tuple[Rule, Finding]] = []
         errors: list[str] = []
         for rule in rules:

@@ -265,6 +265,21 @@ class FixMode(Record):
 _WORKER: tuple[list[Settings], dict[int, Linter], bool, FixMode | None] | None = None
 
 
+def _dependency_key(name: str) -> str:
+    """The identity of the other project modules a file's findings can depend on (its importers
+    and the modules it imports, :meth:`amplint.project.Project.dependencies`): a cached result
+    is not answered once a helper in another module changed."""
+    if not name.endswith(".py"):
+        return ""
+    from .project import Project
+
+    try:
+        path = Path(name).resolve()
+        return ":" + Project.for_path(path).dependency_fingerprint(path)
+    except (OSError, ValueError):
+        return ""
+
+
 def _init_worker(settings: list[Settings], hashing: bool, mode: FixMode | None = None) -> None:
     global _WORKER
     from . import signals
@@ -407,6 +422,9 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
     from .engine import oversize_result
     from .files import as_workspace
 
+    from .project import Project
+
+    Project.forget()  # the project indexes of an earlier run in this process may be stale
     ws = as_workspace(settings)
     found = discover(list(paths), ws)
     safeio.sweep(found.temp_dirs)
@@ -449,6 +467,7 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
         file_key = s.file_key(name, c.explicit)
         cache = caches[sidx]
         if cache is not None:
+            file_key += _dependency_key(name)
             slot = cache.slot(c)
             slots[i] = (slot, file_key)
             if st is not None:

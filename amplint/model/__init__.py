@@ -32,10 +32,18 @@ _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
 class AmpModel:
-    def __init__(self, module: cst.Module, *, scaler_names: Iterable[str] = (), eval_patterns: Iterable[str] = ()) -> None:
+    def __init__(self, module: cst.Module, *, scaler_names: Iterable[str] = (), eval_patterns: Iterable[str] = (),
+                 link=None, path=None) -> None:
         self.module = module
+        #: the project this module belongs to (:class:`amplint.project.ProjectLink`), or None
+        self.project = link
+        self.path = path
         b = Builder(module, eval_patterns)
         self.top = b.build()
+        for f in b.functions:
+            f.owner_model = self
+        for c in b.classes:
+            c.owner_model = self
         self.imports = b.imports
         self.functions = b.functions
         self.classes = b.classes
@@ -55,6 +63,8 @@ class AmpModel:
         self.call_of: dict[cst.CSTNode, CallSite] = {c.node: c for c in b.calls}
         self._parent_call = b.parent_call
         self.scopes = Scopes(self.top, b.functions, b.classes, b.bindings)
+        self.scopes.imports = b.imports
+        self.scopes.link = link
         self.values = Values(self.scopes, b.imports, self.call_of, b.classes, self.top)
         self.scalers = ScalerTable(b, self.scopes, self.values, tuple(scaler_names))
         self.self_attrs: dict[ClassInfo, set[str]] = {}
@@ -95,17 +105,99 @@ class AmpModel:
 
     @property
     def flow(self) -> Flow:
+        """This module's own typestate flow: its functions (and the inherited methods its classes
+        run) analysed from their entry, following calls into other project modules. Computed
+        once per model, so a module's flow is the same whichever file's analysis asks for it."""
         if self._flow is None:
-            self._flow = Flow(self)
-            if self.scalers.any():
+            from .composite import Composite
+
+            comp = Composite(self)
+            self._flow = Flow(comp)
+            # no scaler of its own: it may still hand one on to a project module that steps it
+            if comp.scalers.any() or (self.project is not None and self.relevant_functions()
+                                      and self.project.calls_scaler_code()):
                 self._flow.run()
-            self.flow_unconverged = frozenset(self._flow.unconverged)
         return self._flow
 
+    def _flows(self) -> list[Flow]:
+        """The flows whose observations this module's findings come from: its own, and, in a
+        project, those of the modules that import it (their training code calls this one with
+        the scaler's state at the call). Importers are only read when this module has code that
+        can take part in the protocol."""
+        hit = self._all_flows
+        if hit is None:
+            hit = [self.flow]
+            if self.project is not None and self.relevant_functions():
+                hit += [m.flow for m in self.project.importer_models(self) if m is not self]
+            self._all_flows = hit
+            self.flow_unconverged = frozenset(n for f in hit for n in f.unconverged)
+            self._own_obs = [o for f in hit for o in f.observations if getattr(o.func, "owner_model", self) is self]
+        return hit
+
+    _all_flows: list | None = None
     flow_unconverged: frozenset = frozenset()
 
     def observations(self, *kinds: str) -> list[Observation]:
-        return [o for o in self.flow.observations if o.kind in kinds]
+        """The observations of this module's events (made in any calling context)."""
+        self._flows()
+        return [o for o in self._own_obs if o.kind in kinds]
+
+    def all_observations(self, *kinds: str) -> list[Observation]:
+        """Every observation of the flows, other modules' events included: for findings at a node
+        of this module that another module's event reveals (an unscaled backward here whose
+        gradients a scaler steps there)."""
+        return [o for f in self._flows() for o in f.observations if o.kind in kinds]
+
+    def has_external_callers(self, func) -> bool:
+        """Some importing module calls ``func`` (its state at entry is then the caller's, seen
+        in that module's flow, not one implied by its own protocol)."""
+        return bool(self.project is not None and self.relevant_functions() and self.external_calls(func))
+
+    def owns(self, node) -> bool:
+        return node in self.call_of
+
+    def owner_of(self, node):
+        """The model (this one or a project module one of its flows reached) whose tree holds
+        the call ``node``; None when none does."""
+        if self.owns(node):
+            return self
+        return next((m for f in self._flows() for m in f.m.models if m.owns(node)), None)
+
+    def span(self, node) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """1-based ``((row, column), (end_row, end_column))`` of a node of this model's tree."""
+        pos = self._spans
+        if pos is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            pos = self._spans = {
+                n: ((r.start.line, r.start.column + 1), (r.end.line, r.end.column + 1))
+                for n, r in MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider).items()
+            }
+        return pos.get(node)
+
+    _spans: dict | None = None
+
+    def external_calls(self, func) -> list:
+        """``(importer model, call site)`` for calls of this module's ``func`` from the project
+        modules that import it (resolved through their imports)."""
+        if self.project is None:
+            return []
+        index = self._external
+        if index is None:
+            index = self._external = {}
+            for im in self.project.importer_models(self):
+                if im is self or im.project is None:
+                    continue
+                for c in im.calls:
+                    if c.text is None or c.in_lambda:
+                        continue
+                    qual = im.imports.resolve(c.text)
+                    hit = im.project.symbol(qual) if qual is not None else None
+                    if hit is not None:
+                        index.setdefault(id(hit[1]), []).append((im, c))
+        return index.get(id(func), [])
+
+    _external: dict | None = None
 
     @property
     def relevant_set(self) -> set[FunctionInfo]:
@@ -207,6 +299,13 @@ class AmpModel:
             return True
         callee = _resolve_static(self, c)
         return callee is not None and callee in self._with_backward
+
+    @property
+    def module_name(self) -> str | None:
+        """This module's dotted name in its project (None outside a project)."""
+        if self.project is None or self.path is None:
+            return None
+        return self.project.project.module_name(self.path)
 
     def _static_callees(self) -> dict[FunctionInfo, set[FunctionInfo]]:
         out: dict[FunctionInfo, set[FunctionInfo]] = {}

@@ -34,7 +34,7 @@ def checkpoints_without_scaler(model) -> list:
 def _compute(model) -> list:
     uf = facts(model)
     if not uf.calls("scale", "step"):
-        return []
+        return _saved_for_importers(model)
     scopes = _training_scopes(model, uf)
     if not scopes:
         return []
@@ -51,6 +51,28 @@ def _compute(model) -> list:
         reported.add(id(cand.node))
         out.append((report, cand))
     return out
+
+
+def _saved_for_importers(model) -> list:
+    """A saving helper of a module without a scaler (``utils/checkpoint.py``), called by the
+    training code of a project module that trains with an enabled scaler, does not hand it the
+    scaler and saves no scaler state anywhere: its checkpoint is that training's checkpoint."""
+    found = [(r, c) for r, c in _candidates(model, lambda f: _trained_by_importer(model, f)) if c.is_checkpoint()]
+    return [(r, c) for r, c in found if not c.may_hold_scaler(model)]
+
+
+def _trained_by_importer(model, func) -> bool:
+    for im, call in model.external_calls(func):
+        if any(scaler_ish(dotted_text(a.value) or "") or im.is_scaler(call.func, dotted_text(a.value))
+               for a in call.node.args if dotted_text(a.value) is not None):
+            continue  # the scaler is handed to the saver
+        uf = facts(im)
+        if not uf.calls("scale", "step"):
+            continue
+        scopes = _training_scopes(im, uf)
+        if scopes and _in_scope(im, call.func, scopes) and not _state_handled(im, uf, set()):
+            return True
+    return False
 
 
 # --- which modules train with a scaler -------------------------------------------------

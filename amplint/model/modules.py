@@ -24,7 +24,7 @@ def fp16_conversions_of_trained_modules(model) -> list:
     uf = facts(model)
     steps = uf.calls("step")
     if not steps or any(c.is_sharded for c in uf.ctors):
-        return []
+        return _built_for_importers(model) if not uf.ctors else []
     if uf.ctors and all(c.enabled is False for c in uf.ctors):
         return []
     optimizers = _optimizers(model)
@@ -245,3 +245,35 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
         if any(c.text == k or c.text == k + ".forward" for k in keys) and not _in_eval(c):
             return True
     return False
+
+
+def _built_for_importers(model) -> list:
+    """A model builder of another module (``models/builder.py: build_model`` returning
+    ``model.half()``) whose result a project module trains with an enabled GradScaler: an
+    optimizer over its parameters, in a module that builds the scaler."""
+    out = []
+    for site in model.calls:
+        if site.in_lambda or site.func.is_module or not _is_fp16_conversion(model, site) or _undone(model, site):
+            continue
+        keys = _module_keys(model, site)
+        if not keys or not _returned(site.func, keys) or guarded(site.func, site.stmt):
+            continue
+        for im, call in model.external_calls(site.func):
+            uf = facts(im)
+            if not uf.ctors or all(c.enabled is False for c in uf.ctors) or any(c.is_sharded for c in uf.ctors):
+                continue
+            targets = [b.name for b in im.bindings if b.value is call.node and b.func is call.func]
+            held = {m for _t, mods, f in _optimizers(im) if f is call.func for m in mods}
+            if any(_related(t, m) for t in targets for m in held):
+                out.append((site, keys))
+                break
+    return out
+
+
+def _returned(func, keys) -> bool:
+    """The function returns (one of) ``keys``."""
+    from .syntax import expr_key as _key
+    from .values import _returns
+
+    return any(_key(r) in keys for r in _returns(func))
+

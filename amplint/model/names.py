@@ -98,7 +98,8 @@ class ImportTable:
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.names[local] = f"{base}.{name}" if base else name
+            # ``from . import hooks`` -> ``.hooks``; ``from .utils import step`` -> ``.utils.step``
+            self.names[local] = (f"{base}{name}" if base.endswith(".") else f"{base}.{name}") if base else name
 
     def resolve(self, text: str | None) -> str | None:
         """Qualify a dotted expression text; None when its head is not an import."""

@@ -13,6 +13,11 @@ from __future__ import annotations
 from .structure import Binding, ClassInfo, FunctionInfo
 
 
+def _scopes_of(cls: ClassInfo, default: "Scopes") -> "Scopes":
+    model = getattr(cls, "owner_model", None)
+    return model.scopes if model is not None else default
+
+
 def owner_class(func: FunctionInfo | None) -> ClassInfo | None:
     """The class whose method ``func`` is (or whose method encloses it)."""
     f = func
@@ -88,20 +93,37 @@ class Scopes:
 
     # --- classes -----------------------------------------------------------------------------
 
+    #: set by the model when the file is part of a project: resolves imported names to the
+    #: functions and classes of other project modules (:class:`amplint.project.ProjectLink`)
+    link = None
+    imports = None
+
     def classes_named(self, name: str) -> list[ClassInfo]:
-        return self.by_name.get(name.rsplit(".", 1)[-1], []) if "." not in name else []
+        """The class a name (or dotted name) means in this module: one of its own, or, through
+        its imports, one of another project module."""
+        if "." not in name:
+            hit = self.by_name.get(name, [])
+            if hit or self.link is None:
+                return hit
+        if self.link is None or self.imports is None:
+            return []
+        qual = self.imports.resolve(name)
+        found = self.link.symbol(qual) if qual is not None else None
+        return [found[1]] if found is not None and hasattr(found[1], "methods") else []
 
     def base_classes(self, cls: ClassInfo) -> list[ClassInfo]:
+        scopes = _scopes_of(cls, self)
         out = []
         for text in cls.bases:
-            for base in self.classes_named(text):
+            for base in scopes.classes_named(text):
                 if base is not cls:
                     out.append(base)
                     break
         return out
 
     def mro(self, cls: ClassInfo) -> tuple[ClassInfo, ...]:
-        """``cls`` and its bases defined in this file, depth first, left to right, each once."""
+        """``cls`` and its bases defined in this file or (in a project) in other modules, depth
+        first, left to right, each once."""
         hit = self._mro.get(cls)
         if hit is None:
             out: list[ClassInfo] = []
@@ -111,7 +133,7 @@ class Scopes:
                 if c in out:
                     continue
                 out.append(c)
-                todo[0:0] = self.base_classes(c)
+                todo[0:0] = _scopes_of(c, self).base_classes(c)
             hit = self._mro[cls] = tuple(out)
         return hit
 
@@ -120,8 +142,9 @@ class Scopes:
         in their class bodies (class attributes, dataclass fields, methods, properties)."""
         out: list[Binding] = []
         for c in self.mro(cls):
-            out.extend(self._self_attrs.get(c, {}).get(attr, ()))
-            out.extend(self._class_body.get(c, {}).get(attr, ()))
+            s = _scopes_of(c, self)
+            out.extend(s._self_attrs.get(c, {}).get(attr, ()))
+            out.extend(s._class_body.get(c, {}).get(attr, ()))
         return out
 
     def self_attr_names(self, cls: ClassInfo) -> set[str]:

@@ -172,6 +172,7 @@ class ClassInfo:
     base_quals: tuple[str | None, ...]
     methods: dict[str, "FunctionInfo"] = field(default_factory=dict)
     parent: "ClassInfo | None" = None
+    owner_model: object = None  # the AmpModel of the module that defines it
 
 
 @dataclass(eq=False)
@@ -192,6 +193,7 @@ class FunctionInfo:
     calls: list[CallSite] = field(default_factory=list)
     local_defs: dict[str, "FunctionInfo"] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)  # local names bound in the body
+    owner_model: object = None  # the AmpModel of the module that defines it
     globals_declared: set[str] = field(default_factory=set)  # ``global`` and ``nonlocal`` names
     nonlocals: set[str] = field(default_factory=set)
 

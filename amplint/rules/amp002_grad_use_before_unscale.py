@@ -4,7 +4,7 @@ from typing import Iterable
 
 from . import edits
 from .base import Finding, Rule
-from .common import display_key, scaler_text, stepped_optimizer
+from .common import display_key, related_at, scaler_text, stepped_optimizer
 
 
 class GradUseBeforeUnscale(Rule):
@@ -77,7 +77,7 @@ class GradUseBeforeUnscale(Rule):
     def check(self, model) -> Iterable[Finding]:
         from ..model.flow.queries import clips_on_scaled_grads
 
-        for obs, key in clips_on_scaled_grads(model):
+        for obs, key, witness, why in clips_on_scaled_grads(model):
             site = obs.site
             scaler = scaler_text(model, site.func, key) or display_key(key)
             opt = stepped_optimizer(model, site.func, scaler)
@@ -88,8 +88,14 @@ class GradUseBeforeUnscale(Rule):
                 stmt=site.stmt,
                 message=_MESSAGES[use].format(scaler=scaler, opt=opt or "optimizer", clip=clip),
                 fix=edits.insert_unscale(model, site, scaler, opt, self.fix_title.format(scaler=scaler, opt=opt)),
+                related=related_at(model, witness, _WITNESS[why]) if witness is not None and witness is not site.node else (),
             )
 
+
+_WITNESS = {
+    "scaled": "the gradients were scaled by this backward",
+    "implied": "the scaler steps here, so the gradients it is handed are still scaled",
+}
 
 _MESSAGES = {
     "clip": GradUseBeforeUnscale.message,

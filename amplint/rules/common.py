@@ -72,3 +72,18 @@ def stepped_optimizer(model, func, scaler: str | None) -> str | None:
                 opts.append(model.code_for(a.value))
     uniq = list(dict.fromkeys(opts))
     return uniq[0] if len(uniq) == 1 else None
+
+
+def related_at(model, node, message: str) -> tuple:
+    """A related location for a finding of ``model``: ``(node, message)`` when the node is in this
+    module, ``(path, start, end, message)`` when it is in another project module the flow
+    reached (the caller's ``scale()`` of a helper's clip); ``()`` when it cannot be placed."""
+    owner = model.owner_of(node)
+    if owner is model:
+        return ((node, message),)
+    if owner is None or owner.path is None:
+        return ()
+    span = owner.span(node)
+    if span is None:
+        return ()
+    return ((str(owner.path), span[0], span[1], message),)

@@ -62,6 +62,14 @@ class DocumentLinter:
         self.workspace = Workspace(CliOverrides(), self.rules)
         self._linters: dict[int, Linter] = {}
 
+    def files_changed(self) -> None:
+        """Files on disk changed: the project indexes (imports, importers) are read again."""
+        from ..project import Project
+
+        Project.forget()
+        for linter in self._linters.values():
+            linter.forget_models()
+
     def linter_for(self, path: str) -> tuple[Linter, bool]:
         """The linter of ``path``'s settings, and whether the settings exclude the file."""
         s = self.workspace.for_path(path)
@@ -314,6 +322,7 @@ def build_server() -> AmplintServer:
             for open_uri in list(ls.results):
                 _lint_and_publish(ls, open_uri)
             return
+        ls.engine.files_changed()  # a saved module can change what its importers' analyses see
         _lint_and_publish(ls, uri)
 
     @ls.feature(T.TEXT_DOCUMENT_DID_CLOSE)
@@ -324,6 +333,7 @@ def build_server() -> AmplintServer:
 
     @ls.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched(ls: AmplintServer, params: T.DidChangeWatchedFilesParams) -> None:
+        ls.engine.files_changed()
         if any(os.path.basename(uri_to_path(c.uri)) in CONFIG_NAMES for c in params.changes):
             ls.engine.reload()
             for open_uri in list(ls.results):

@@ -70,10 +70,10 @@ class Calls:
             return states
         callee = self.resolve(frame, cs)
         if callee is not None:
-            fn, self_key = callee
+            fn, self_key, self_cls = callee
             if self.transparent(fn) and not self.passes_scaler(frame, cs):
                 return self.skip_transparent(frame, fn, self_key, states)
-            return self.inline(frame, cs, fn, self_key, states)
+            return self.inline(frame, cs, fn, self_key, states, self_cls)
         return self.unknown_call(frame, cs, states)
 
     # --- the scaler --------------------------------------------------------------------------
@@ -183,7 +183,8 @@ class Calls:
                 return self.canon(frame, recv)
         if isinstance(tensor, cst.BinaryOperation):
             return self.scaled_source(frame, tensor.left) or self.scaled_source(frame, tensor.right)
-        if isinstance(tensor, cst.Call) and len(tensor.args) == 2 and self.m.imports.qualify(tensor.func) in CASTS:
+        if (isinstance(tensor, cst.Call) and len(tensor.args) == 2
+                and self.m.imports_of(frame.func).qualify(tensor.func) in CASTS):
             return self.scaled_source(frame, tensor.args[1].value)  # ``cast(Tensor, scaler.scale(loss))``
         return None
 
@@ -220,7 +221,7 @@ class Calls:
         if (cs.method or "") in self.m.self_attrs.get(cls, ()):
             return False  # ``self.model(x)``: an attribute, not a method
         for c in self.m.scopes.mro(cls):
-            if any(b not in _HARMLESS_BASES and not self.m.scopes.classes_named(b) for b in c.bases):
+            if any(b not in _HARMLESS_BASES and not self.m.scopes.classes_named(b, c) for b in c.bases):
                 return True
         return False
 

@@ -71,9 +71,9 @@ class Outs:
 
 
 class Frame:
-    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params")
+    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params", "self_cls")
 
-    def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset()):
+    def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset(), self_cls=None):
         self.func: FunctionInfo = func
         self.env: dict[str, str] = env
         self.tag: str = tag
@@ -81,3 +81,5 @@ class Frame:
         self.depth: int = depth
         self.stack: tuple[FunctionInfo, ...] = stack
         self.scaler_params: frozenset[str] = scaler_params
+        #: the class ``self`` really is here (a subclass running an inherited method), or None
+        self.self_cls = self_cls

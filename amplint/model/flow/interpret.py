@@ -66,8 +66,11 @@ class Flow(Loops, Conditions, Calls, Interproc):
         return Frame(func, {}, "", (), 0, (func,))
 
     def run(self) -> None:
-        for func in self.m.relevant_functions():
+        roots = [(func, None) for func in self.m.relevant_functions()] + self.virtual
+        for func, self_cls in roots:
             frame = self.root_frame(func)
+            if self_cls is not None:
+                frame.self_cls = self_cls
             mark = len(self.observations)
             self._budget = min(MAX_STEPS, self._file_budget)
             start = self._budget

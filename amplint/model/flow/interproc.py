@@ -59,6 +59,7 @@ class Interproc(Objects):
         self.self_aliases = self._class_aliases()
         self._scaler_names = self._names_of_scalers()
         self._callers = {c for cs in m.static_callees.values() for c in cs}
+        self.virtual = self._virtual_roots()
 
     # --- keys --------------------------------------------------------------------------------
 
@@ -116,11 +117,41 @@ class Interproc(Objects):
             return f"?{id(node)}"
         return self.canon(frame, key) or key
 
+    def _virtual_roots(self) -> list[tuple[FunctionInfo, object]]:
+        """``(inherited method, subclass)``: a method of a base class (of this file or another
+        module) that calls a hook on ``self`` which the subclass overrides: it is analysed as the
+        subclass runs it, so the subclass's hook is the one called."""
+        out = []
+        scopes = self.m.scopes
+        for model in list(getattr(self.m, "_roots", [self.m])):
+            for cls in model.classes:
+                mro = scopes.mro(cls)
+                if len(mro) < 2:
+                    continue
+                for base in mro[1:]:
+                    for name, fn in base.methods.items():
+                        if scopes.method(cls, name) is not fn:
+                            continue  # overridden: the subclass's own is analysed anyway
+                        hooks = [scopes.method(cls, c.method) for c in fn.calls if c.recv == "self" and c.method
+                                 and scopes.method(cls, c.method) is not scopes.method(base, c.method)]
+                        hooks = [h for h in hooks if h is not None]
+                        if hooks and any(self._touches(m) for m in [fn] + hooks):
+                            out.append((fn, cls))
+                            if getattr(fn, "owner_model", None) is not None and hasattr(self.m, "add"):
+                                self.m.add(fn.owner_model)
+        return out
+
+    def _touches(self, fn) -> bool:
+        model = getattr(fn, "owner_model", None) or self.m
+        return fn in model.relevant_functions()
+
     # --- entry -------------------------------------------------------------------------------
 
     def entry_states(self, func: FunctionInfo) -> set[State]:
         """The states a function analysed on its own starts in (see the module doc)."""
-        if func in self._callers or func.is_module or self.m.has_backward(func):
+        owner = getattr(func, "owner_model", None)
+        if func in self._callers or func.is_module or self.m.has_backward(func) or (
+                owner is not None and owner.has_external_callers(func)):
             return {State()}  # called here, or runs its own backward: no assumption needed
         frame = self.root_frame(func)
         built = {b.name for b in self.m.bindings if b.func is func and b.kind in ("assign", "ann")
@@ -139,58 +170,86 @@ class Interproc(Objects):
 
     # --- resolution --------------------------------------------------------------------------
 
-    def resolve(self, frame, cs: CallSite) -> tuple[FunctionInfo, str | None] | None:
+    def resolve(self, frame, cs: CallSite) -> tuple[FunctionInfo, str | None, object] | None:
+        """``(callee, receiver key bound to its self, the class self is)`` for a call of the
+        analysed code: a local or module function, a method of ``self`` (dispatched on the class
+        ``self`` really is), ``super().m()``, a static/class method, a method of an object of a
+        known class, or (in a project) a function or class of another module."""
         text = cs.text
         func = frame.func
         scopes = self.m.scopes
+        cls = frame.self_cls or owner_class(func)
         if text is None:
             f = cs.node.func
             if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and isinstance(f.value.func, cst.Name)
-                    and f.value.func.value == "super"):
-                cls = owner_class(func)
-                if cls is None:
-                    return None
-                for base in scopes.base_classes(cls):
-                    target = scopes.method(base, f.attr.value)
+                    and f.value.func.value == "super" and cls is not None):
+                mro = scopes.mro(cls)
+                start = owner_class(func)
+                after = mro[mro.index(start) + 1:] if start in mro else mro[1:]
+                for base in after:
+                    target = base.methods.get(f.attr.value)
                     if target is not None:
-                        return target, "self"
+                        return target, "self", frame.self_cls
             return None
         if "." not in text:
             f2: FunctionInfo | None = func
             while f2 is not None:
                 d = f2.local_defs.get(text)
                 if d is not None:
-                    return d, None
-                if f2.is_local(text):
+                    return d, None, None
+                if f2.is_local(text) and not self._import_binding(f2, text):
                     return None
                 f2 = f2.parent
-            return None
+            return self._project_function(frame, text)
         head, _, attr = text.rpartition(".")
-        cls = owner_class(func)
         if head in ("self", "cls") and cls is not None:
             target = scopes.method(cls, attr)
-            return (target, head) if target is not None else None
-        named = scopes.classes_named(head)
+            return (target, head, frame.self_cls) if target is not None else None
+        named = scopes.classes_named(head, func)
         if named:
             target = scopes.method(named[0], attr)
             if target is not None and (target.is_static or target.is_classmethod):
-                return target, None
+                return target, None, None
             return None
-        if head.startswith("self.") and cls is not None:
-            inst = self._instances.get((cls, head))
+        if head.startswith("self.") and owner_class(func) is not None:
+            inst = self._instances.get((owner_class(func), head))
         else:
             inst = self._instances.get((func, head)) or self._instances.get((None, head))
         if inst is not None:
             target = scopes.method(inst, attr)
             if target is not None:
-                return target, head
-        return None
+                return target, head, inst
+            return None
+        return self._project_function(frame, text)
 
-    def inline(self, frame, cs: CallSite, callee: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
+    def _import_binding(self, func, name: str) -> bool:
+        return all(b.kind == "import" for b in self.m.scopes.local(func, name))
+
+    def _project_function(self, frame, text: str):
+        """A function of another project module, named through this module's imports."""
+        model = getattr(frame.func, "owner_model", None)
+        link = getattr(model, "project", None)
+        if link is None:
+            return None
+        head = text.split(".", 1)[0]
+        if frame.func.is_local(head) and not self._import_binding(frame.func, head):
+            return None
+        qual = model.imports.resolve(text)
+        hit = link.symbol(qual) if qual is not None else None
+        if hit is None or hasattr(hit[1], "methods") or hit[1].cls is not None:
+            return None  # a class (its constructor) or a method: not a call of that function
+        self.m.add(hit[0])
+        return hit[1], None, None
+
+    def inline(self, frame, cs: CallSite, callee: FunctionInfo, self_key: str | None, states: set[State],
+               self_cls=None) -> set[State]:
         from .frames import Frame
 
         if frame.depth >= MAX_DEPTH or callee in frame.stack:
             return self.unknown_call(frame, cs, states)
+        model = getattr(callee, "owner_model", None)
+        if model is not None:
+            self.m.add(model)
         env: dict[str, str] = {}
         scaler_params: set[str] = set()
         params = list(callee.params)
@@ -207,11 +266,13 @@ class Interproc(Objects):
                 self._bind(frame, env, scaler_params, a.keyword.value, a.value)
         regions = frame.ctx_regions + cs.regions
         tag = f"{callee.qualname}#{frame.depth + 1}."
-        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth)
+        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth,
+               id(self_cls))
         hit = self._memo.get(key)
         if hit is not None:
             return set(hit)
-        sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params))
+        sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params),
+                    self_cls if bound_self else None)
         o = self.block(sub, callee.body, states)
         result = self._strip_frame(o.normal | o.ret, tag)
         if not result and states and callee.cls is not None:

@@ -102,7 +102,7 @@ class Objects:
 
     def built_class(self, frame, value):
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            named = self.m.scopes.classes_named(value.func.value)
+            named = self.m.scopes.classes_named(value.func.value, frame.func)
             return named[0] if named else None
         return None
 
@@ -119,7 +119,7 @@ class Objects:
         for a in self.m.assignments:
             v = a.value
             if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
-                named = self.m.scopes.classes_named(v.func.value)
+                named = self.m.scopes.classes_named(v.func.value, a.func)
                 if not named:
                     continue
                 for t in a.targets:

@@ -12,9 +12,12 @@ from .monitors import value
 from .state import CLEAN, SCALED, STEPPED, UNSCALED
 
 
-def _obs(model, *kinds):
+def _obs(model, *kinds, every: bool = False):
+    """This module's observations of ``kinds`` (``every``: all modules'), except those made in
+    a loop that did not converge."""
+    obs = model.all_observations(*kinds) if every else model.observations(*kinds)
     bad = model.flow_unconverged
-    return [o for o in model.observations(*kinds) if not (bad and o.site is not None and bad & set(o.site.loops))]
+    return [o for o in obs if not (bad and o.site is not None and bad & set(o.site.loops))]
 
 
 def display_key(key: str | None) -> str:
@@ -33,14 +36,14 @@ def steps_reaching_step_without_update(model) -> list:
     """Step call nodes from which the next step (or ``unscale_``) of the same optimizer is
     reached with no ``update()`` in between, in source order of discovery."""
     steps: dict[int, object] = {}
-    for obs in _obs(model, "step"):
+    for obs in _obs(model, "step", every=True):
         for st in obs.states:
             hit = st.facts(obs.scaler).stage_of(obs.opt)
             if hit is not None and hit[0] == STEPPED and hit[1] is not None:
                 steps.setdefault(id(hit[1]), hit[1])
     # ``unscale_(opt)`` before the next step meets the stepped optimizer first. In the same
     # iteration that is AMP005's unscale-after-step; across iterations, this step's missing update.
-    for obs in _obs(model, "unscale"):
+    for obs in _obs(model, "unscale", every=True):
         for st in obs.states:
             f = st.facts(obs.scaler)
             hit = f.stage_of(obs.opt)
@@ -50,7 +53,7 @@ def steps_reaching_step_without_update(model) -> list:
                 steps.setdefault(id(hit[1]), hit[1])
     # a scaler built in this very iteration: its missing update shows at the loop's back edge
     rebuilt = {obs.scaler for obs in _obs(model, "recreate")}
-    for obs in _obs(model, "backedge") if rebuilt else ():
+    for obs in _obs(model, "backedge", every=True) if rebuilt else ():
         for st in obs.states:
             fresh = {x[0] for x in value(st, "fresh")} & rebuilt
             for s in fresh:
@@ -59,7 +62,7 @@ def steps_reaching_step_without_update(model) -> list:
                         steps.setdefault(id(node), node)
     for node in never_updated_steps(model):
         steps.setdefault(id(node), node)
-    return list(steps.values())
+    return [n for n in steps.values() if model.owns(n)]
 
 
 def never_updated_steps(model) -> list:
@@ -82,11 +85,13 @@ def never_updated_steps(model) -> list:
 
 
 def clips_on_scaled_grads(model) -> list:
-    """``(clip observation, scaler key)`` for clips, norm reads and grad edits that run while the
-    gradients of the scaler owning them are still scaled. With several scalers, the one whose
+    """``(clip observation, scaler key, witness, why)`` for clips, norm reads and grad edits that
+    run while the gradients of the scaler owning them are still scaled. With several scalers, the one whose
     optimizer holds the clipped parameters decides. In a function analysed on its own that steps
     a scaler it was handed, the gradients are assumed scaled at its entry: a clip there counts
-    when the same path then reaches that scaler's ``step``/``unscale_``."""
+    when the same path then reaches that scaler's ``step``/``unscale_``. The witness is the
+    backward that scaled the gradients (why ``scaled``) or that later ``step``/``unscale_`` (why
+    ``implied``)."""
     out = []
     seen: set[int] = set()
     clips = {id(o.node): o for o in _obs(model, "clip")}
@@ -105,7 +110,8 @@ def clips_on_scaled_grads(model) -> list:
                 scaled = mine or scaled
             if scaled:
                 seen.add(id(obs.site.stmt))
-                out.append((obs, scaled[0]))
+                facts = dict(st.scalers)[scaled[0]]
+                out.append((obs, scaled[0], facts.grads[1], "scaled"))
                 break
     for use in _obs(model, "step", "unscale"):
         for st in use.states:
@@ -119,7 +125,7 @@ def clips_on_scaled_grads(model) -> list:
                 if owners and display_key(s) not in owners and s not in owners:
                     continue
                 seen.add(id(obs.site.stmt))
-                out.append((obs, s))
+                out.append((obs, s, use.node, "implied"))
     return out
 
 
@@ -174,13 +180,13 @@ def plain_backwards_into_steps(model, partial: bool):
     """Plain ``x.backward()`` calls whose gradients a ``S.step(O)`` consumes: ``(backward site,
     scaler key, step observation)``. ``partial=False``: no scaled backward of S ran since its last
     step (AMP004); ``partial=True``: one did too (AMP009)."""
-    scaler_opts = {o.opt for o in _obs(model, "step")}
+    scaler_opts = {o.opt for o in _obs(model, "step", every=True)}
     disabled = model.disabled_scalers()
     plain_steps: dict = {}
-    for o in _obs(model, "opt_step"):
+    for o in _obs(model, "opt_step", every=True):
         plain_steps.setdefault(o.func, set()).add(o.opt)
     seen: set[int] = set()
-    for obs in _obs(model, "step"):
+    for obs in _obs(model, "step", every=True):
         if display_key(obs.scaler) in disabled:
             continue  # ``GradScaler(enabled=False)`` steps the optimizer as it is
         for st in obs.states:
@@ -321,7 +327,7 @@ def recreated_scalers(model) -> list:
 def zero_grads_before_step(model) -> list:
     """``(zero_grad node, scaler key, optimizer key)``: a ``zero_grad()`` that wiped the gradients of
     a scaled backward before that scaler steps the optimizer it clears."""
-    steps = _obs(model, "step")
+    steps = _obs(model, "step", every=True)
     opts_of: dict[str, set] = {}
     for obs in steps:
         opts_of.setdefault(obs.scaler, set()).add(obs.opt)

@@ -1,0 +1,637 @@
+"""The project a file belongs to: its modules by name, the imports between them, and their models.
+
+A project is the tree under a root: the nearest ancestor of the file with a ``pyproject.toml``,
+``setup.cfg``, ``setup.py`` or ``.git`` (without one, the folder above the outermost package
+holding the file, else the file's own folder). Modules are
+named from the root, a ``src/`` layout included (``src/pkg/mod.py`` is ``pkg.mod``); packages
+without ``__init__.py`` (namespace packages) count. Third-party and torch modules are never read.
+
+What a file's analysis may involve is fixed by the project, not by the command line:
+
+- the modules it imports (``import a.b as c``, ``from . import x``, ``from .utils import f``,
+  re-exports through ``__init__.py``), read when the flow reaches a call into them;
+- the modules that import it (up to :data:`MAX_IMPORTER_DEPTH` levels), whose code may call it
+  with a scaler: their training code is analysed too, and what it shows in this file is this
+  file's.
+
+So a file linted alone, with its package or with the whole tree gets the same findings. Models
+are built once per (path, size, mtime) per process and shared by every file's analysis.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from . import torch_api as T
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", "build", "dist",
+                        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".amplint_cache", "site-packages",
+                        ".eggs", "wandb", "outputs", "runs", "lightning_logs"})
+#: how many levels of importing modules a file's analysis includes
+MAX_IMPORTER_DEPTH = 2
+#: the most importing modules whose flows one module's findings read (a utility imported all over
+#: a big tree would otherwise pull every flow of it into each of its analyses)
+MAX_IMPORTER_FLOWS = 8
+#: files larger than this are not read as project modules (the linter's own limit applies to linted files)
+MAX_MODULE_BYTES = 2_000_000
+#: the most project files scanned for importers (bigger trees: importers are not looked for)
+MAX_SCAN_FILES = 20_000
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))", re.M)
+#: code that can take part in the protocol: a module without any of these cannot hand a scaler on
+PROTOCOL_EVIDENCE = re.compile(T.SCALER_EVIDENCE + rb"|clip_grad|\.grad\b|backward|zero_grad|\.half\(|float16|torch\.save")
+#: GradScaler code, not a mention: a constructor call, an ``unscale_`` call, a protocol method
+#: called on a scaler-named receiver (read with comments removed)
+_SCALER = re.compile(
+    rb"\b(?:" + b"|".join(n.encode() for n in sorted(T.SCALER_CLASS_NAMES)) + rb")\s*\("
+    rb"|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\s*\(")
+_COMMENT = re.compile(rb"#[^\n]*")
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(", re.M)
+#: what a module must show for its functions and classes to matter to another module's flow:
+#: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
+_LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd")
+
+
+def find_root(path: Path) -> Path:
+    """The nearest ancestor with a project marker; without one, the folder above the outermost
+    package (``__init__.py``) holding the file, else the file's own folder."""
+    start = path.parent if path.suffix else path
+    p = start.resolve()
+    for d in (p, *p.parents):
+        if any((d / m).exists() for m in ROOT_MARKERS):
+            return d
+    top = p
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    return top
+
+
+class Project:
+    """One project's module index (built lazily, cached per root for the process)."""
+
+    _by_root: dict[Path, "Project"] = {}
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: list[Path] | None = None
+        self._names: dict[Path, str | None] = {}
+        self._paths: dict[str, Path] = {}
+        self._imports: dict[Path, set[str]] = {}
+        self._bytes: dict[Path, bytes | None] = {}
+        self._protocol: list[Path] | None = None
+        self._scaler: list[Path] | None = None
+        self._reached: dict[Path, bool] = {}
+        self._linkable: dict[Path, bool] = {}
+        self._matter: dict[tuple[Path, str], bool] = {}
+        self._imported: dict[tuple[Path, int], list[Path]] = {}
+        self._sources: dict[str, Path | None] = {}
+        self._importers: dict[tuple[Path, int], list[Path]] = {}
+        self._by_import: dict[str, list[Path]] | None = None
+
+    @classmethod
+    def forget(cls) -> None:
+        """Drop every project index (a new run, or files changed under a long-lived server)."""
+        cls._by_root.clear()
+
+    @classmethod
+    def for_path(cls, path: str | Path) -> "Project":
+        root = find_root(Path(path))
+        hit = cls._by_root.get(root)
+        if hit is None:
+            hit = cls._by_root[root] = Project(root)
+        return hit
+
+    # --- names -------------------------------------------------------------------------------------
+
+    def module_name(self, path: Path) -> str | None:
+        if path in self._names:
+            return self._names[path]
+        given = path
+        path = path.resolve()
+        name = self._module_name(path)
+        self._names[given] = self._names[path] = name
+        return name
+
+    def _module_name(self, path: Path) -> str | None:
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return None
+        parts = list(rel.with_suffix("").parts)
+        if parts and parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        if not parts or not all(p.isidentifier() for p in parts):
+            return None
+        return ".".join(parts)
+
+    def is_package(self, path: Path) -> bool:
+        return path.name == "__init__.py"
+
+    def path_of(self, module: str) -> Path | None:
+        """The file of a project module (``pkg/mod.py`` or ``pkg/mod/__init__.py``), if any."""
+        if module in self._paths:
+            return self._paths[module]
+        parts = module.split(".")
+        if not all(p.isidentifier() for p in parts):
+            self._paths[module] = None
+            return None  # not a module name (a regex match in a string, a truncated import)
+        rel = Path(*parts)
+        out = None
+        for base in (self.root, self.root / "src"):
+            for cand in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+                if cand.is_file():
+                    out = cand.resolve()
+                    break
+            if out is not None:
+                break
+        self._paths[module] = out
+        return out
+
+    def absolute(self, importer: Path, qual: str) -> str | None:
+        """``qual`` as written in ``importer`` (``.utils.step``, ``..pkg.x``) made absolute."""
+        if not qual.startswith("."):
+            return qual
+        name = self.module_name(importer)
+        if name is None:
+            return None
+        dots = len(qual) - len(qual.lstrip("."))
+        package = name.split(".") if self.is_package(importer) else name.split(".")[:-1]
+        if dots - 1 > len(package):
+            return None
+        base = package[: len(package) - (dots - 1)]
+        rest = qual[dots:]
+        return ".".join(base + ([rest] if rest else []))
+
+    def split(self, qual: str) -> tuple[Path, str] | None:
+        """``pkg.mod.Class.method`` -> (the file of ``pkg.mod``, ``Class.method``): the longest
+        prefix that is a project module."""
+        parts = qual.split(".")
+        for i in range(len(parts), 0, -1):
+            path = self.path_of(".".join(parts[:i]))
+            if path is not None:
+                return path, ".".join(parts[i:])
+        return None
+
+    # --- files and imports -----------------------------------------------------------------------
+
+    def files(self) -> list[Path]:
+        if self._files is None:
+            out: list[Path] = []
+            for dirpath, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+                for f in sorted(filenames):
+                    if f.endswith(".py"):
+                        out.append(Path(dirpath, f).resolve())
+                if len(out) > MAX_SCAN_FILES:
+                    out = []
+                    break
+            self._files = out
+        return self._files
+
+    def protocol_files(self) -> list[Path]:
+        """Project files that can take part in the protocol (or re-export what does: packages'
+        ``__init__.py``); the others are never looked at again."""
+        if self._protocol is None:
+            out = []
+            for f in self.files():
+                data = self.read(f, keep=False)
+                if data is not None and (f.name == "__init__.py" or PROTOCOL_EVIDENCE.search(data)):
+                    self._bytes[f] = data
+                    out.append(f)
+            self._protocol = out
+        return self._protocol
+
+    def scaler_files(self) -> list[Path]:
+        """Project files with GradScaler evidence."""
+        if self._scaler is None:
+            self._scaler = [f for f in self.protocol_files() if _SCALER.search(_COMMENT.sub(b"", self.read(f) or b""))]
+        return self._scaler
+
+    def reached_by_scaler_code(self, path: Path) -> bool:
+        """A module with a GradScaler imports this one (through at most
+        :data:`MAX_IMPORTER_DEPTH` levels): a scaler may be handed to this module's code. Or this
+        module defines classes and imports such a module, or sits beside one in a subclass's
+        bases: its classes may inherit (or be mixed into) a training step that uses one. A module
+        that only calls into scaler code shows nothing of its own."""
+        path = path.resolve()
+        if path in self._reached:
+            return self._reached[path]
+        scaler = set(self.scaler_files())
+        scaler.discard(path)
+        hit = bool(set(self.importers(path)) & scaler)
+        if not hit and _CLASS.search(self.read(path) or b""):
+            near = set(self.imported(path))
+            for f in self.importers(path, depth=1):
+                near |= set(self.imported(f))  # a sibling: the base class of the subclass using a mixin
+            hit = bool(near & scaler)
+        self._reached[path] = hit
+        return hit
+
+    def dependencies(self, path: Path) -> list[Path]:
+        """The other project files whose content a file's findings can depend on: the protocol
+        files among its importers, the modules it imports (both through
+        :data:`MAX_IMPORTER_DEPTH` levels) and the modules its importers import (a mixin's
+        siblings). A superset of what the analysis reads, in a stable order."""
+        path = path.resolve()
+        if not self.protocol_files() or not PROTOCOL_EVIDENCE.search(self.read(path) or b""):
+            return []  # the analysis of a file without evidence reads no other module
+        near = set(self.importers(path)) | set(self.imported(path))
+        for f in self.importers(path, depth=1):
+            near |= set(self.imported(f))
+        near.discard(path)
+        protocol = set(self.protocol_files())
+        return sorted(f for f in near if f in protocol)
+
+    def dependency_fingerprint(self, path: Path) -> str:
+        """A hash of the identity (path, size, modification time) of :meth:`dependencies`: a
+        result cache keyed by a file's own content must add it, or a helper edited in another
+        module would leave a stale finding (or a stale absence of one) in this one."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=16)
+        for f in self.dependencies(path):
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+
+    def linkable(self, path: Path) -> bool:
+        """Another module's analysis reads this file's functions and classes: a package's
+        ``__init__.py`` (its re-exports), or a module with protocol evidence, an optimizer step or
+        an autocast region. The rest (CLI code, config classes, utilities) is never parsed."""
+        hit = self._linkable.get(path)
+        if hit is None:
+            hit = self._linkable[path] = path.name == "__init__.py" or bool(_LINK_EVIDENCE.search(self.read(path) or b""))
+        return hit
+
+    def may_matter(self, path: Path, name: str) -> bool:
+        """The top-level function or class ``name`` of ``path`` can take part in another module's
+        protocol: read from the text alone, without parsing the module. A ``def``/``class`` block
+        counts when it shows protocol evidence (or an optimizer step or autocast region), or, for
+        a class, when it has bases (it may inherit the protocol); a name the text binds some other
+        way (a re-export, an assignment) always counts."""
+        key = (path, name)
+        hit = self._matter.get(key)
+        if hit is None:
+            hit = self._matter[key] = self._may_matter(path, name)
+        return hit
+
+    def _may_matter(self, path: Path, name: str) -> bool:
+        text = self.read(path) or b""
+        head = re.search(rb"^(?:async[ \t]+)?(def|class)[ \t]+" + re.escape(name.encode()) + rb"\b([^\n]*)", text, re.M)
+        if head is None:
+            return True
+        if head.group(1) == b"class" and re.match(rb"[ \t]*\([^)]*\w", head.group(2)) and not re.match(
+                rb"[ \t]*\([ \t]*(?:object|ABC|abc\.ABC|Enum|str|int|dict|NamedTuple|Exception|\w*Error)[ \t]*\)", head.group(2)):
+            return True
+        nxt = re.compile(rb"^[^ \t\n#]", re.M).search(text, head.end())
+        body = text[head.end(): nxt.start() if nxt is not None else len(text)]
+        return bool(_LINK_EVIDENCE.search(body))
+
+    def imported(self, path: Path, depth: int = MAX_IMPORTER_DEPTH) -> list[Path]:
+        """The project files a file imports (through ``depth`` levels)."""
+        key = (path, depth)
+        hit = self._imported.get(key)
+        if hit is None:
+            hit = self._imported[key] = self._imported_uncached(path, depth)
+        return hit
+
+    def _imported_uncached(self, path: Path, depth: int) -> list[Path]:
+        out: list[Path] = []
+        frontier = [path]
+        seen = {path}
+        for _ in range(depth):
+            nxt = []
+            for f in frontier:
+                for name in sorted(self.imports_of(f)):
+                    target = self._source_module(name)
+                    if target is not None and target not in seen:
+                        seen.add(target)
+                        out.append(target)
+                        if target.name != "__init__.py":
+                            nxt.append(target)  # a bare package import does not import its modules
+            frontier = nxt
+        return out
+
+    def _source_module(self, name: str, hops: int = 0) -> Path | None:
+        """The project file that defines what the dotted import ``name`` names: a name a package
+        re-exports leads to the module it comes from."""
+        if hops == 0:
+            if name not in self._sources:
+                self._sources[name] = self._source_module(name, 1)
+            return self._sources[name]
+        hit = self.split(name)
+        if hit is None:
+            return None
+        path, attr = hit
+        if path.name != "__init__.py" or not attr or hops > 4:
+            return path
+        head = attr.split(".", 1)[0]
+        module = self.module_name(path)
+        for entry in sorted(self.imports_of(path)):
+            if entry.endswith("." + head) and entry != f"{module}.{head}":
+                src = self._source_module(entry, hops + 1)
+                if src is not None:
+                    return src
+        return path
+
+    def read(self, path: Path, keep: bool = True) -> bytes | None:
+        if path in self._bytes:
+            return self._bytes[path]
+        data = None
+        try:
+            if path.is_file() and path.stat().st_size <= MAX_MODULE_BYTES:
+                data = path.read_bytes()
+        except OSError:
+            data = None
+        if keep:
+            self._bytes[path] = data
+        return data
+
+    def imports_of(self, path: Path) -> set[str]:
+        """The absolute module names a file imports (and the modules of the names it imports)."""
+        hit = self._imports.get(path)
+        if hit is None:
+            hit = self._imports[path] = self._parse_imports(path, self.read(path) or b"")
+        return hit
+
+    def _parse_imports(self, path: Path, data: bytes) -> set[str]:
+        out: set[str] = set()
+        for m in _IMPORT_LINE.finditer(data):
+            if m.group(1) is not None:
+                base = m.group(1).decode("ascii", "replace")
+                names = m.group(2).decode("ascii", "replace").strip().strip("()\\")
+                full = self.absolute(path, base)
+                if full is None:
+                    continue
+                out.add(full)
+                for n in names.split(","):
+                    n = n.strip().split(" as ", 1)[0].strip()
+                    if n.isidentifier():
+                        out.add(f"{full}.{n}")
+            else:
+                for n in m.group(3).decode("ascii", "replace").split(","):
+                    n = n.strip().split(" as ", 1)[0].strip()
+                    if n:
+                        out.add(n)
+        return out
+
+    def _index(self) -> dict[str, list[Path]]:
+        """Imported module name -> the project files that import it (every file, read once)."""
+        if self._by_import is None:
+            index: dict[str, list[Path]] = {}
+            for f in self.files():
+                if f not in self._imports:
+                    data = self.read(f, keep=False) or b""
+                    self._imports[f] = self._parse_imports(f, data)
+                for name in self._imports[f]:
+                    index.setdefault(name, []).append(f)
+            self._by_import = index
+        return self._by_import
+
+    def importers(self, path: Path, depth: int = MAX_IMPORTER_DEPTH) -> list[Path]:
+        """Project files that import ``path`` (directly, through packages re-exporting its names,
+        or through ``depth`` levels of importers), in a stable order. A package ``__init__`` only
+        passes on the names it re-exports from the module: a file importing other names of the
+        package (or the bare package, as ``import torch`` does) does not import the module."""
+        path = path.resolve()
+        hit = self._importers.get((path, depth))
+        if hit is not None:
+            return hit
+        index = self._index()
+        found: list[Path] = []
+        # (file, the names of ``path`` it passes on: None for the whole module)
+        frontier: list[tuple[Path, frozenset[str] | None]] = [(path, None)]
+        seen = {path}
+        level = 0
+        while frontier and level < depth:
+            nxt: list[tuple[Path, frozenset[str] | None]] = []
+            for target, names in frontier:
+                name = self.module_name(target)
+                if name is None:
+                    continue
+                if names is None:
+                    users = set(index.get(name, ()))
+                else:
+                    users = set()
+                    for n in names:
+                        users.update(index.get(f"{name}.{n}", ()))
+                for f in sorted(users):
+                    if f in seen:
+                        continue
+                    if f.name == "__init__.py":
+                        passed = self._reexported(f, name, names, target)
+                        if not passed:
+                            continue
+                        seen.add(f)
+                        nxt.append((f, passed))
+                    else:
+                        seen.add(f)
+                        nxt.append((f, None))
+                        found.append(f)
+            # a package's ``__init__`` re-exporting the module does not use up a level
+            level += 0 if nxt and all(f.name == "__init__.py" for f, _n in nxt) else 1
+            frontier = nxt
+        self._importers[(path, depth)] = found
+        return found
+
+    def _reexported(self, init: Path, module: str, names: frozenset[str] | None, target: Path) -> frozenset[str]:
+        """The names of ``module`` (limited to ``names``) that the package ``init`` imports,
+        and so offers as its own; a star import offers every top-level name ``target`` defines."""
+        imported = self.imports_of(init)
+        prefix = module + "."
+        out = {n[len(prefix):] for n in imported if n.startswith(prefix) and "." not in n[len(prefix):]}
+        if re.search(rb"from[ \t]+[.\w]*\b" + re.escape(module.rsplit(".", 1)[-1].encode()) + rb"[ \t]+import[ \t]+\*",
+                     self.read(init) or b""):
+            out |= self._top_level_names(target)
+        if names is not None:
+            out &= names
+        return frozenset(out)
+
+    def _top_level_names(self, path: Path) -> set[str]:
+        text = self.read(path) or b""
+        return {m.group(1).decode() for m in re.finditer(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", text, re.M)}
+
+# --- models of project modules ------------------------------------------------------------------
+
+
+class ModelCache:
+    """AMP models of project modules, built on first use (one per path, size and mtime)."""
+
+    def __init__(self, scaler_names=(), eval_patterns=()) -> None:
+        self.scaler_names = tuple(scaler_names)
+        self.eval_patterns = tuple(eval_patterns)
+        self._models: dict[tuple, object] = {}
+        self._texts: dict[tuple, str] = {}
+
+    def cached(self, path: Path, text: str):
+        """The model already built for ``path``, if its source is ``text``."""
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = (path, st.st_size, st.st_mtime_ns)
+        model = self._models.get(key)
+        return model if model is not None and self._texts.get(key) == text else None
+
+    def register(self, path: Path, model, text: str) -> None:
+        """The linted file's own model (built from ``text``): the one its importers' analysis
+        must reach too."""
+        try:
+            st = path.stat()
+        except OSError:
+            return
+        self._models[(path, st.st_size, st.st_mtime_ns)] = model
+        self._texts[(path, st.st_size, st.st_mtime_ns)] = text
+
+    def model(self, project: Project, path: Path, module=None):
+        """The model of ``path`` (``module``: its LibCST tree, when the caller has it), or None
+        when it cannot be read or parsed."""
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = (path, st.st_size, st.st_mtime_ns)
+        if key in self._models:
+            return self._models[key]
+        self._models[key] = None  # a cycle while building: nothing
+        model = None
+        text = None
+        if module is None:
+            data = project.read(path)
+            text, module = _parse(data) if data is not None else (None, None)
+        if module is not None:
+            self._texts[key] = text if text is not None else module.code
+            from .model import AmpModel
+
+            model = AmpModel(module, scaler_names=self.scaler_names, eval_patterns=self.eval_patterns,
+                             link=ProjectLink(project, self, path), path=path)
+        self._models[key] = model
+        return model
+
+
+def _parse(data: bytes):
+    import libcst as cst
+
+    from .engine import DecodeError, decode
+    from .literals import blank_large_literals
+
+    try:
+        text = decode(data).text
+        tree = compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST: CPython accepts it
+        return text, cst.parse_module(blank_large_literals(text, tree)[0])  # as the linted file's own model
+    except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return None, None
+
+
+class ProjectLink:
+    """What one module's model sees of the project: other modules' functions and classes by the
+    names its imports give them, and the modules that import it."""
+
+    def __init__(self, project: Project, cache: ModelCache, path: Path) -> None:
+        self.project = project
+        self.cache = cache
+        self.path = path
+        self._symbols: dict[tuple[str, int], object] = {}
+        self._importer_models: dict[object, list] = {}
+
+    def symbol(self, qual: str, depth: int = 0):
+        """``(model, FunctionInfo | ClassInfo)`` for a dotted name as this module's imports
+        qualify it (relative or absolute), following re-exports; None outside the project."""
+        if depth > 4 or qual is None:
+            return None
+        key = (qual, depth)
+        if key not in self._symbols:
+            self._symbols[key] = self._symbol(qual, depth)
+        return self._symbols[key]
+
+    def _symbol(self, qual: str, depth: int):
+        full = self.project.absolute(self.path, qual)
+        if full is None or full.split(".", 1)[0] in ("torch", "typing", "numpy"):
+            return None
+        hit = self.project.split(full)
+        if hit is None:
+            return None
+        path, attr = hit
+        if not attr or not self.project.linkable(path) or not self.project.may_matter(path, attr.partition(".")[0]):
+            return None
+        model = self.cache.model(self.project, path)
+        if model is None:
+            return None
+        head, _, rest = attr.partition(".")
+        obj = model.top.local_defs.get(head) or next((c for c in model.classes if c.name == head and c.parent is None), None)
+        if obj is None:
+            # a re-export (``from .trainer import Trainer`` in ``__init__.py``): follow its import
+            q = model.imports.names.get(head)
+            if q is None:
+                return None
+            return model.project.symbol(q + ("." + rest if rest else ""), depth + 1)
+        if rest:
+            if hasattr(obj, "methods"):
+                m = obj.methods.get(rest)
+                return (model, m) if m is not None else None
+            return None
+        return model, obj
+
+    def calls_scaler_code(self) -> bool:
+        """This module imports (through two levels) a project module with GradScaler code."""
+        scaler = set(self.project.scaler_files())
+        return any(p in scaler for p in self.project.imported(self.path))
+
+    def importer_models(self, model=None) -> list:
+        """Models of the importing modules whose code can show something in this one: those
+        holding GradScaler code (they hand it a scaler, call its helpers from a training step,
+        build its model for one), and, given this module's ``model``, the modules in between that
+        use its protocol code (a runner passing the scaler on) and those subclassing one of its
+        classes with protocol code (the base's template method runs their hooks). At most
+        :data:`MAX_IMPORTER_FLOWS`, training modules first, then the nearest."""
+        key = id(model) if model is not None else None
+        hit = self._importer_models.get(key)
+        if hit is None:
+            hit = self._importer_models[key] = self._importers_of(model)
+        return hit
+
+    def _importers_of(self, model) -> list:
+        scaler = set(self.project.scaler_files())
+        bases = uses = None
+        if model is not None:
+            names = set()
+            for f in model.relevant_functions():
+                cls = f.cls
+                while cls is not None and cls.parent is not None:
+                    cls = cls.parent
+                if cls is not None:
+                    names.add(cls.name)
+                elif f.parent is not None and f.parent.parent is None and f is not model.top:
+                    names.add(f.name)
+            if names:
+                alt = b"|".join(re.escape(n).encode() for n in sorted(names))
+                uses = re.compile(rb"\b(?:" + alt + rb")\b")
+                bases = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b(?:" + alt + rb")\b", re.M)
+        scaler.discard(self.path.resolve())  # its own scaler code is seen in its own flow
+        out = []
+        for p in self.project.importers(self.path):
+            if p not in scaler:
+                # not itself a training module: it counts when it subclasses one of this module's
+                # protocol classes (the base's template method runs its hooks), or when it uses
+                # this module's protocol code and a training module imports it (a runner handing
+                # the scaler on through a call the training module's flow cannot follow)
+                text = self.project.read(p) or b""
+                if not (bases is not None and bases.search(text)) and not (
+                        uses is not None and uses.search(text)
+                        and any(q in scaler for q in self.project.importers(p, depth=1))):
+                    continue
+            out.append(p)
+        out.sort(key=lambda p: p not in scaler)  # stable: training modules first, each nearest first
+        models = []
+        for p in out[:MAX_IMPORTER_FLOWS]:
+            m = self.cache.model(self.project, p)
+            if m is not None:
+                models.append(m)
+        return models

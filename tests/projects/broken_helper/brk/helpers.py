@@ -1,0 +1,5 @@
+import torch
+
+
+def clip(model)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -1,0 +1,157 @@
+"""Project-wide analysis: the protocol split across modules, classes and packages.
+
+Each project under ``tests/projects`` is a small package with ``# error: CODE`` markers; its
+``_ok`` twin is the fixed version and must be clean. The findings of a file must not depend on
+how it is linted: alone (``amplint pkg/mod.py``), with its package or with the whole tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import expected
+
+from amplint.engine import lint_source
+from amplint.project import Project, find_root
+
+PROJECTS = Path(__file__).resolve().parent / "projects"
+ALL = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
+
+
+def _py(project: Path) -> list[Path]:
+    return sorted(project.rglob("*.py"))
+
+
+def _markers(project: Path) -> set[tuple[str, str, int]]:
+    out = set()
+    for f in _py(project):
+        for code, row in expected(f):
+            out.add((str(f.relative_to(project)), code, row))
+    return out
+
+
+def _cli(*args: str, cwd: Path) -> list[dict]:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-m", "amplint", "--no-cache", "--select", "ALL", "--output-format", "json",
+                           *args], capture_output=True, text=True, cwd=cwd, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _alone(project: Path, f: Path) -> set[tuple[str, str, int]]:
+    diags = lint_source(f.read_bytes(), str(f), select=["ALL"])
+    return {(str(f.relative_to(project)), d.code, d.location.row) for d in diags}
+
+
+@pytest.mark.parametrize("project", ALL, ids=lambda p: p.name)
+def test_each_file_alone_gets_the_marked_findings(project):
+    Project._by_root.clear()
+    got = set()
+    for f in _py(project):
+        got |= _alone(project, f)
+    want = _markers(project)
+    if project.name == "broken_helper":
+        want = want | {("brk/helpers.py", "AMP000", 4)}
+    assert got == want
+    if project.name.endswith("_ok"):
+        assert got == set()
+
+
+@pytest.mark.parametrize("project", [p for p in ALL if p.name in ("helper_clip", "template_hooks", "plumbing")],
+                         ids=lambda p: p.name)
+def test_tree_package_and_file_runs_agree(project):
+    """The whole tree, one package folder and one file at a time: the same findings."""
+    whole = {(str(Path(d["filename"]).resolve().relative_to(project)), d["code"], d["location"]["row"])
+             for d in _cli(".", cwd=project)}
+    assert whole == _markers(project)
+    per_file = set()
+    for f in _py(project):
+        rel = str(f.relative_to(project))
+        per_file |= {(rel, d["code"], d["location"]["row"]) for d in _cli(rel, cwd=project)}
+    assert per_file == whole
+    pkg = next(p for p in project.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    sub = {(str(Path(d["filename"]).resolve().relative_to(project)), d["code"], d["location"]["row"])
+           for d in _cli(pkg.name, cwd=project)}
+    assert sub == {w for w in whole if w[0].startswith(pkg.name + "/")}
+
+
+def test_a_broken_module_is_a_diagnostic_and_the_rest_is_analysed():
+    project = PROJECTS / "broken_helper"
+    got = {(Path(d["filename"]).name, d["code"], d["location"]["row"]) for d in _cli(".", cwd=project)}
+    assert got == {("helpers.py", "AMP000", 4)}
+
+
+def test_a_cross_module_finding_says_where_the_protocol_comes_from():
+    """The clip in a helper module is reported where it is, with the caller's scale() as a
+    related location (the user sees why a function without a scaler is flagged)."""
+    project = PROJECTS / "helper_clip"
+    diags = _cli("pkg/optim_utils.py", cwd=project)
+    clip = next(d for d in diags if d["code"] == "AMP002")
+    assert clip["location"]["row"] == 6
+    assert any(Path(r["filename"]).name == "trainer.py" for r in clip["related"]), clip["related"]
+
+
+def test_project_root_and_module_names(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
+    src = tmp_path / "src" / "pkg" / "sub"
+    src.mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("from .sub.mod import f\n")
+    (src / "__init__.py").write_text("")
+    (src / "mod.py").write_text("from ..other import g\nfrom . import sibling\n")
+    (tmp_path / "src" / "pkg" / "other.py").write_text("import pkg.sub.mod as m\n")
+    assert find_root(src / "mod.py") == tmp_path.resolve()
+    proj = Project(tmp_path.resolve())
+    mod = (src / "mod.py").resolve()
+    assert proj.module_name(mod) == "pkg.sub.mod"
+    assert proj.module_name((src / "__init__.py").resolve()) == "pkg.sub"
+    assert proj.absolute(mod, "..other.g") == "pkg.other.g"
+    assert proj.absolute((src / "__init__.py").resolve(), ".mod") == "pkg.sub.mod"
+    assert proj.imports_of(mod) == {"pkg.other", "pkg.other.g", "pkg.sub", "pkg.sub.sibling"}
+    assert proj.split("pkg.sub.mod.Trainer.step") == (mod, "Trainer.step")
+    assert set(proj.importers(mod)) == {(tmp_path / "src" / "pkg" / "other.py").resolve()}
+
+
+def test_relative_import_beyond_the_top_is_not_resolved(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "a.py").write_text("from ...nowhere import x\n")
+    proj = Project(tmp_path.resolve())
+    assert proj.absolute((tmp_path / "a.py").resolve(), "...nowhere.x") is None
+    assert proj.imports_of((tmp_path / "a.py").resolve()) == set()
+
+
+def test_cached_results_follow_an_edit_in_another_module(tmp_path):
+    """A file's cached result depends on the modules around it: fixing the caller (trainer.py)
+    clears the helper's findings although optim_utils.py itself is unchanged."""
+    import shutil
+
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECTS / "helper_clip", project)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+
+    def lint() -> set[tuple[str, str, int]]:
+        proc = subprocess.run([sys.executable, "-m", "amplint", "--cache-dir", str(cache), "--select", "ALL",
+                               "--output-format", "json", "."], capture_output=True, text=True, cwd=project, env=env)
+        assert proc.returncode in (0, 1), proc.stderr
+        return {(Path(d["filename"]).relative_to(project).as_posix(), d["code"], d["location"]["row"])
+                for d in json.loads(proc.stdout)}
+
+    first = lint()
+    assert ("pkg/optim_utils.py", "AMP002", 6) in first and ("pkg/optim_utils.py", "AMP001", 10) in first
+    assert lint() == first  # from the cache
+    trainer = project / "pkg" / "trainer.py"
+    text = trainer.read_text()
+    fixed = text.replace("        clip_gradients(model, max_norm)\n        step_optimizer(scaler, optimizer)\n",
+                         "        scaler.unscale_(optimizer)\n        clip_gradients(model, max_norm)\n"
+                         "        step_optimizer(scaler, optimizer)\n        scaler.update()\n")
+    assert fixed != text
+    trainer.write_text(fixed)
+    after = lint()
+    assert ("pkg/optim_utils.py", "AMP002", 6) not in after
+    assert ("pkg/optim_utils.py", "AMP001", 10) not in after
+    assert ("pkg/optim_utils.py", "AMP005", 14) in after  # the other caller still unscales twice
