@@ -48,7 +48,7 @@ _SCALER = re.compile(
     rb"\b(?:" + b"|".join(n.encode() for n in sorted(T.SCALER_CLASS_NAMES)) + rb")\s*\("
     rb"|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\s*\(")
 _COMMENT = re.compile(rb"#[^\n]*")
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(", re.M)
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
 _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd")
@@ -212,17 +212,17 @@ class Project:
         return self._scaler
 
     def reached_by_scaler_code(self, path: Path) -> bool:
-        """A module with a GradScaler imports this one (through at most
-        :data:`MAX_IMPORTER_DEPTH` levels): a scaler may be handed to this module's code. Or this
-        module defines classes and imports such a module, or sits beside one in a subclass's
-        bases: its classes may inherit (or be mixed into) a training step that uses one. A module
-        that only calls into scaler code shows nothing of its own."""
+        """A module with GradScaler code imports this one (a scaler may be handed to its code) or
+        is imported by it (it builds an object owning a scaler, or calls a training helper); or
+        this module defines classes and a training module is among the modules it imports
+        (through :data:`MAX_IMPORTER_DEPTH` levels) or beside it in a subclass's bases: its
+        classes may inherit (or be mixed into) a training step that uses one."""
         path = path.resolve()
         if path in self._reached:
             return self._reached[path]
         scaler = set(self.scaler_files())
         scaler.discard(path)
-        hit = bool(set(self.importers(path)) & scaler)
+        hit = bool(set(self.importers(path, depth=1)) & scaler) or bool(set(self.imported(path, depth=1)) & scaler)
         if not hit and _CLASS.search(self.read(path) or b""):
             near = set(self.imported(path))
             for f in self.importers(path, depth=1):
@@ -275,7 +275,7 @@ class Project:
         protocol: read from the text alone, without parsing the module. A ``def``/``class`` block
         counts when it shows protocol evidence (or an optimizer step or autocast region), or, for
         a class, when it has bases (it may inherit the protocol); a name the text binds some other
-        way (a re-export, an assignment) always counts."""
+        way (a re-export, an assignment) counts in a package ``__init__`` or a protocol file."""
         key = (path, name)
         hit = self._matter.get(key)
         if hit is None:
@@ -286,7 +286,7 @@ class Project:
         text = self.read(path) or b""
         head = re.search(rb"^(?:async[ \t]+)?(def|class)[ \t]+" + re.escape(name.encode()) + rb"\b([^\n]*)", text, re.M)
         if head is None:
-            return True
+            return self.linkable(path)  # bound some other way: a module with evidence, a package
         if head.group(1) == b"class" and re.match(rb"[ \t]*\([^)]*\w", head.group(2)) and not re.match(
                 rb"[ \t]*\([ \t]*(?:object|ABC|abc\.ABC|Enum|str|int|dict|NamedTuple|Exception|\w*Error)[ \t]*\)", head.group(2)):
             return True
@@ -559,7 +559,7 @@ class ProjectLink:
         if hit is None:
             return None
         path, attr = hit
-        if not attr or not self.project.linkable(path) or not self.project.may_matter(path, attr.partition(".")[0]):
+        if not attr or not self.project.may_matter(path, attr.partition(".")[0]):
             return None
         model = self.cache.model(self.project, path)
         if model is None:

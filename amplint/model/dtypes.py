@@ -132,7 +132,22 @@ class Dtypes:
             return any(w in t for w in _SCALER_WORDS)
 
         return (any(scalerish(p) for f in m.functions for p in f.params) or any(scalerish(c.text) for c in m.calls)
-                or any(scalerish(b.name) for b in m.bindings) or any(scalerish(k) or scalerish(v) for k, v in m.imports.names.items()))
+                or any(scalerish(b.name) for b in m.bindings) or any(scalerish(k) or scalerish(v) for k, v in m.imports.names.items())
+                or self._calls_scaler_owner())
+
+    def _calls_scaler_owner(self) -> bool:
+        """The file calls a function or builds an object of a project module that holds a
+        GradScaler (an optimizer wrapper owning one): its backward may be that scaler's."""
+        m = self.m
+        link = m.project
+        if link is None:
+            return False
+        for c in m.calls:
+            qual = m.imports.resolve(c.text) if c.text is not None else None
+            hit = link.symbol(qual) if qual is not None else None
+            if hit is not None and hit[0] is not m and hit[0].scalers.any():
+                return True
+        return False
 
     def fp16_backwards_without_scaler(self) -> list:
         """Backward calls of a float16 autocast value in a file with no GradScaler in sight."""

@@ -1,0 +1,3 @@
+from .trainers import ClassifierTrainer
+
+__all__ = ["ClassifierTrainer"]

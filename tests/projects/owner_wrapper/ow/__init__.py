@@ -1,0 +1,3 @@
+from .scaling import ScaledOptimizer
+
+__all__ = ["ScaledOptimizer"]
