@@ -299,10 +299,12 @@ class Linter:
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
 
-        from .literals import blank_large_literals, touches
+        from .literals import blank_large_literals, fold_identifiers, touches
         from .model import AmpModel
 
         text, blanked = blank_large_literals(source.text, tree)
+        text, folded = fold_identifiers(text)
+        blanked = blanked + folded
         opts: RuleOptions = self.settings.options
         link, path = self._project_link(name)
         # a module another file's analysis already built is reused: one model per module

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 
 MIN_SPAN = 4096  # characters; smaller literals cost LibCST little
 MIN_FILE = 16384  # files smaller than this are not searched at all
@@ -114,3 +115,32 @@ def _offset(lines: list[str], starts: list[int], lineno: int, col_offset: int) -
 
 def touches(rows: list[tuple[int, int]], first: int, last: int) -> bool:
     return any(a <= last and first <= b for a, b in rows)
+
+
+def fold_identifiers(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with every identifier in its NFKC form, as CPython reads it (``ｕｐｄａｔｅ`` is
+    ``update``), and the rows changed. Only identifiers whose folded form has as many characters
+    are rewritten, so every position stays; fixes are not offered on the rows changed."""
+    if text.isascii() or unicodedata.normalize("NFKC", text) == text:
+        return text, []
+    import io
+    import tokenize
+
+    lines = io.StringIO(text).readlines()  # the lines tokenize numbers
+    changed: dict[int, list[tuple[int, int, str]]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and not tok.string.isascii():
+                folded = unicodedata.normalize("NFKC", tok.string)
+                if folded != tok.string and len(folded) == len(tok.string) and tok.start[0] == tok.end[0]:
+                    changed.setdefault(tok.start[0], []).append((tok.start[1], tok.end[1], folded))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return text, []
+    if not changed:
+        return text, []
+    for row, edits in changed.items():
+        line = lines[row - 1]
+        for start, end, folded in sorted(edits, reverse=True):
+            line = line[:start] + folded + line[end:]
+        lines[row - 1] = line
+    return "".join(lines), [(r, r) for r in sorted(changed)]

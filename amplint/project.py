@@ -520,12 +520,12 @@ def _parse(data: bytes):
     import libcst as cst
 
     from .engine import DecodeError, decode
-    from .literals import blank_large_literals
+    from .literals import blank_large_literals, fold_identifiers
 
     try:
         text = decode(data).text
         tree = compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST: CPython accepts it
-        return text, cst.parse_module(blank_large_literals(text, tree)[0])  # as the linted file's own model
+        return text, cst.parse_module(fold_identifiers(blank_large_literals(text, tree)[0])[0])  # as a linted file's
     except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
         return None, None
 

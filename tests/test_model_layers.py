@@ -242,3 +242,37 @@ def test_scaler_verdicts(src, func, key, verdict):
 def test_configured_scaler_names():
     m = _model("def f(loss_scaler, opt):\n    loss_scaler.step(opt)\n", scaler_names=("loss_scaler",))
     assert m.is_scaler(_func(m, "f"), "loss_scaler")
+
+
+# --- identifiers as CPython reads them (NFKC) ---------------------------------------------------
+
+NFKC_LOOP = '''import torch
+
+
+def train(model, opt, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt)
+        scaler.{update}()
+'''
+
+
+def test_fullwidth_identifiers_are_the_names_python_reads():
+    """``scaler.ｕｐｄａｔｅ()`` is ``scaler.update()`` to CPython (PEP 3131 folds identifiers
+    with NFKC): no AMP001; without the update the finding stays, at the same place."""
+    from amplint.engine import lint_source
+
+    assert [d.code for d in lint_source(NFKC_LOOP.format(update="ｕｐｄａｔｅ").encode(), "t.py")] == []
+    missing = NFKC_LOOP.format(update="ｇｅｔ_scale")
+    assert [(d.code, d.location.row) for d in lint_source(missing.encode(), "t.py")] == [("AMP001", 8)]
+
+
+def test_fold_identifiers_keeps_every_position_and_leaves_strings_alone():
+    from amplint.literals import fold_identifiers
+
+    text = 's = "ｕｐｄａｔｅ"  # ｕｐｄａｔｅ\nｓｃａｌｅｒ.ｕｐｄａｔｅ()\n'
+    folded, rows = fold_identifiers(text)
+    assert folded == 's = "ｕｐｄａｔｅ"  # ｕｐｄａｔｅ\nscaler.update()\n'
+    assert rows == [(2, 2)] and len(folded) == len(text)
+    assert fold_identifiers("plain = 1\n") == ("plain = 1\n", [])
