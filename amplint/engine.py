@@ -47,11 +47,11 @@ class Source(Record):
 
 class FileResult(Record):
     __slots__ = _fields = (
-        "path", "diagnostics", "errors", "warnings", "analysed", "source", "fixed_text", "fixes_applied",
+        "path", "diagnostics", "errors", "warnings", "analysed", "source", "fixed_text", "fixes_applied", "deps",
     )
     _defaults = {
         "diagnostics": Factory(list), "errors": Factory(list), "warnings": Factory(list), "analysed": False,
-        "source": None, "fixed_text": None, "fixes_applied": 0,
+        "source": None, "fixed_text": None, "fixes_applied": 0, "deps": None,
     }
     path: str
     diagnostics: list[Diagnostic]
@@ -61,6 +61,9 @@ class FileResult(Record):
     source: Source | None
     fixed_text: str | None  # set by --fix / --diff when edits were applied
     fixes_applied: int
+    #: ``[path, size, mtime_ns]`` of the other project modules the result depends on, taken
+    #: before the analysis (the result cache checks them); None when not recorded
+    deps: list | None
 
     def to_cache(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

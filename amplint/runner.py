@@ -23,7 +23,7 @@ from .engine import FileResult, Linter
 from .files import Candidate, discover, read_file
 from .safeio import FileTooLarge, is_temp_name
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 _MAX_CACHE_ENTRIES = 200_000
 _MAX_CACHE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is not read
 _BATCHES_PER_WORKER = 24
@@ -123,7 +123,7 @@ class Cache:
         """A hit when the file's size, mtime, ctime and inode are the recorded ones and the file
         had not changed just before it was read (no read needed)."""
         e = self.entries.get(slot)
-        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key:
+        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key or not _deps_unchanged(e.get("deps")):
             return None
         read = e.get("read")
         if not isinstance(read, int) or read - max(st.st_mtime_ns, st.st_ctime_ns) <= _RACY_NS:
@@ -137,7 +137,7 @@ class Cache:
         when its content is the recorded one. Returns (result, key, identity, time of the read)
         or None."""
         e = self.entries.get(slot)
-        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key:
+        if e is None or e.get("st") != self._stat(st) or e.get("fk") != file_key or not _deps_unchanged(e.get("deps")):
             return None
         read_ns = time.time_ns()
         try:
@@ -156,7 +156,7 @@ class Cache:
     def lookup_key(self, key: str, name: str) -> FileResult | None:
         """A hit by content and per-file settings (the file was touched, moved or copied)."""
         e = self.by_key.get(key)
-        if e is None:
+        if e is None or not _deps_unchanged(e.get("deps")):
             return None
         return self._result(e, name)
 
@@ -167,7 +167,7 @@ class Cache:
             diags = e.get("diagnostics")
             warnings = e.get("warnings")
             r = FileResult(name, analysed=bool(e.get("analysed", False)),
-                           warnings=[name + str(w) for w in warnings] if warnings else [])
+                           warnings=[name + str(w) for w in warnings] if warnings else [], deps=e.get("deps"))
             if diags:
                 r.diagnostics = [Diagnostic.from_json({**d, "filename": name}) for d in diags]
             return r
@@ -186,6 +186,9 @@ class Cache:
                 return  # a warning that does not name the file: not cached
             out["warnings"] = [w[len(prefix):] for w in result.warnings]
         entry = {"st": list(ident), "read": read_ns, "fk": file_key, "key": key, **out}
+        deps = result.deps if result.deps is not None else dependency_identities(result.path)
+        if deps:
+            entry["deps"] = deps
         self.entries[slot] = entry
         self.by_key[key] = entry
         self.used.add(slot)
@@ -265,19 +268,40 @@ class FixMode(Record):
 _WORKER: tuple[list[Settings], dict[int, Linter], bool, FixMode | None] | None = None
 
 
-def _dependency_key(name: str) -> str:
-    """The identity of the other project modules a file's findings can depend on (its importers
-    and the modules it imports, :meth:`amplint.project.Project.dependencies`): a cached result
-    is not answered once a helper in another module changed."""
+def dependency_identities(name: str) -> list:
+    """``[path, size, mtime_ns]`` of the other project modules a file's findings can depend on
+    (its importers and the modules it imports, :meth:`amplint.project.Project.dependencies`):
+    a cached result is not answered once one of them changed."""
     if not name.endswith(".py"):
-        return ""
+        return []
     from .project import Project
 
+    out = []
     try:
         path = Path(name).resolve()
-        return ":" + Project.for_path(path).dependency_fingerprint(path)
+        for dep in Project.for_path(path).dependencies(path):
+            try:
+                st = dep.stat()
+            except OSError:
+                continue
+            out.append([str(dep), st.st_size, st.st_mtime_ns])
     except (OSError, ValueError):
-        return ""
+        return []
+    return out
+
+
+def _deps_unchanged(deps) -> bool:
+    if not deps:
+        return True
+    for item in deps:
+        try:
+            path, size, mtime = item
+            st = os.stat(path)
+        except (OSError, TypeError, ValueError):
+            return False
+        if st.st_size != size or st.st_mtime_ns != mtime:
+            return False
+    return True
 
 
 def _init_worker(settings: list[Settings], hashing: bool, mode: FixMode | None = None) -> None:
@@ -314,7 +338,10 @@ def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, file_ke
         hit = cache.lookup_key(key, name)
         if hit is not None:
             return hit, key, _ident(st), read_ns
-    return linter.check_bytes(data, name, explicit=explicit), key, _ident(st), read_ns
+    deps = dependency_identities(name) if hashing else None  # before the analysis reads them
+    result = linter.check_bytes(data, name, explicit=explicit)
+    result.deps = deps
+    return result, key, _ident(st), read_ns
 
 
 def _fix_one(linter: Linter, hashing: bool, item: tuple, mode: FixMode):
@@ -467,7 +494,6 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
         file_key = s.file_key(name, c.explicit)
         cache = caches[sidx]
         if cache is not None:
-            file_key += _dependency_key(name)
             slot = cache.slot(c)
             slots[i] = (slot, file_key)
             if st is not None:
