@@ -237,7 +237,7 @@ class Project:
         :data:`MAX_IMPORTER_DEPTH` levels) and the modules its importers import (a mixin's
         siblings). A superset of what the analysis reads, in a stable order."""
         path = path.resolve()
-        if not self.protocol_files() or not PROTOCOL_EVIDENCE.search(self.read(path) or b""):
+        if not PROTOCOL_EVIDENCE.search(self.read(path, keep=False) or b"") or not self.protocol_files():
             return []  # the analysis of a file without evidence reads no other module
         near = set(self.importers(path)) | set(self.imported(path))
         for f in self.importers(path, depth=1):
