@@ -205,7 +205,11 @@ class Linter:
             return check_notebook(self, data, name)
         return self.check_bytes(data, name, explicit=explicit)
 
+    #: the project files the last analysed file's findings read (:meth:`ModelCache.dependencies`)
+    last_dependencies: list | None = None
+
     def check_bytes(self, data: bytes, name: str, explicit: bool = True, force: bool = False) -> FileResult:
+        self.last_dependencies = None
         result = FileResult(name)
         reached = False
         if not force and not self.prefilter(data):
@@ -335,6 +339,7 @@ class Linter:
                 raise
             except Exception as e:  # noqa: BLE001 - one rule's bug must not stop the run
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
+        self.last_dependencies = link.cache.dependencies(model) if link is not None else []
         unused_noqa = UNUSED_NOQA in self.settings.enabled
         given_up = [f"{name}: `{func.name}` is too complex to follow (deeply nested loops): the sequencing rules "
                     "skip it" for func in (model._flow.abandoned if model._flow is not None else ())]

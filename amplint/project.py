@@ -226,40 +226,26 @@ class Project:
         if not hit and _CLASS.search(self.read(path) or b""):
             near = set(self.imported(path))
             for f in self.importers(path, depth=1):
-                near |= set(self.imported(f))  # a sibling: the base class of the subclass using a mixin
+                near |= set(self.imported(f, depth=1))  # a sibling: the base class of the subclass using a mixin
             hit = bool(near & scaler)
         self._reached[path] = hit
         return hit
 
     def dependencies(self, path: Path) -> list[Path]:
-        """The other project files whose content a file's findings can depend on: the protocol
-        files among its importers, the modules it imports (both through
-        :data:`MAX_IMPORTER_DEPTH` levels) and the modules its importers import (a mixin's
-        siblings). A superset of what the analysis reads, in a stable order."""
+        """The project files whose content decides whether a file is reached by a training
+        module (:meth:`reached_by_scaler_code`): its importers and the modules it imports, and
+        the modules its importers import (a mixin's siblings), those with protocol evidence, in
+        a stable order. (An analysed file's findings depend on the files its analysis read:
+        :meth:`ModelCache.dependencies`.)"""
         path = path.resolve()
         if not PROTOCOL_EVIDENCE.search(self.read(path, keep=False) or b"") or not self.protocol_files():
-            return []  # the analysis of a file without evidence reads no other module
-        near = set(self.importers(path)) | set(self.imported(path))
+            return []  # never analysed, whatever the other modules hold
+        near = set(self.importers(path, depth=1)) | set(self.imported(path))
         for f in self.importers(path, depth=1):
-            near |= set(self.imported(f))
+            near |= set(self.imported(f, depth=1))
         near.discard(path)
         protocol = set(self.protocol_files())
         return sorted(f for f in near if f in protocol)
-
-    def dependency_fingerprint(self, path: Path) -> str:
-        """A hash of the identity (path, size, modification time) of :meth:`dependencies`: a
-        result cache keyed by a file's own content must add it, or a helper edited in another
-        module would leave a stale finding (or a stale absence of one) in this one."""
-        import hashlib
-
-        h = hashlib.blake2b(digest_size=16)
-        for f in self.dependencies(path):
-            try:
-                st = f.stat()
-            except OSError:
-                continue
-            h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        return h.hexdigest()
 
     def linkable(self, path: Path) -> bool:
         """Another module's analysis reads this file's functions and classes: a package's
@@ -480,6 +466,48 @@ class ModelCache:
         model = self._models.get(key)
         return model if model is not None and self._texts.get(key) == text else None
 
+    def identity(self, path: Path) -> tuple[int, int] | None:
+        """(size, mtime_ns) of the version of ``path`` whose model this cache holds."""
+        for (p, size, mtime), model in self._models.items():
+            if p == path:
+                return size, mtime
+        return None
+
+    def dependencies(self, model) -> list[list]:
+        """``[path, size, mtime_ns]`` of every project file whose content ``model``'s findings
+        read: the files its link consulted, and theirs, transitively (a flow computed for an
+        earlier file and reused here brings the files that flow read). The identities are the
+        versions the models were built from."""
+        link = getattr(model, "project", None)
+        if link is None:
+            return []
+        own = getattr(link, "path", None)
+        seen: set[Path] = set()
+        stack = list(link.consulted)
+        by_path = {}
+        for (p, size, mtime), m in self._models.items():
+            by_path[p] = (size, mtime, m)
+        out = []
+        while stack:
+            p = stack.pop()
+            if p in seen or p == own:
+                continue
+            seen.add(p)
+            hit = by_path.get(p)
+            if hit is None:
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                out.append([str(p), st.st_size, st.st_mtime_ns])  # read as text only
+                continue
+            size, mtime, m = hit
+            out.append([str(p), size, mtime])
+            sub = getattr(m, "project", None) if m is not None else None
+            if sub is not None:
+                stack.extend(sub.consulted)
+        return sorted(out)
+
     def register(self, path: Path, model, text: str) -> None:
         """The linted file's own model (built from ``text``): the one its importers' analysis
         must reach too."""
@@ -539,6 +567,8 @@ class ProjectLink:
         self.cache = cache
         self.path = path
         self._symbols: dict[tuple[str, int], object] = {}
+        #: the project files this module's analysis read (their models or their text)
+        self.consulted: set[Path] = set()
         self._importer_models: dict[object, list] = {}
 
     def symbol(self, qual: str, depth: int = 0):
@@ -559,6 +589,7 @@ class ProjectLink:
         if hit is None:
             return None
         path, attr = hit
+        self.consulted.add(path)  # read (its text at least): a change to it can change this module's facts
         if not attr or not self.project.may_matter(path, attr.partition(".")[0]):
             return None
         model = self.cache.model(self.project, path)
@@ -631,6 +662,7 @@ class ProjectLink:
         out.sort(key=lambda p: p not in scaler)  # stable: training modules first, each nearest first
         models = []
         for p in out[:MAX_IMPORTER_FLOWS]:
+            self.consulted.add(p)
             m = self.cache.model(self.project, p)
             if m is not None:
                 models.append(m)

@@ -26,7 +26,7 @@ from .safeio import FileTooLarge, is_temp_name
 CACHE_VERSION = 4
 _MAX_CACHE_ENTRIES = 200_000
 _MAX_CACHE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is not read
-_BATCHES_PER_WORKER = 24
+_BATCHES_PER_WORKER = 4
 # a stat match is trusted only for a file last changed this long before it was read: within
 # one timestamp granule, a same-size edit could keep the same mtime and ctime (git's "racy clean")
 _RACY_NS = 2_000_000_000
@@ -269,9 +269,10 @@ _WORKER: tuple[list[Settings], dict[int, Linter], bool, FixMode | None] | None =
 
 
 def dependency_identities(name: str) -> list:
-    """``[path, size, mtime_ns]`` of the other project modules a file's findings can depend on
-    (its importers and the modules it imports, :meth:`amplint.project.Project.dependencies`):
-    a cached result is not answered once one of them changed."""
+    """``[path, size, mtime_ns]`` of the project modules that could make a file not analysed
+    (no scaler code of its own) reached by a training module (its importers and the modules it
+    imports, :meth:`amplint.project.Project.dependencies`): a cached result is not answered
+    once one of them changed."""
     if not name.endswith(".py"):
         return []
     from .project import Project
@@ -338,9 +339,12 @@ def _check_one(linter: Linter, hashing: bool, name: str, explicit: bool, file_ke
         hit = cache.lookup_key(key, name)
         if hit is not None:
             return hit, key, _ident(st), read_ns
-    deps = dependency_identities(name) if hashing else None  # before the analysis reads them
     result = linter.check_bytes(data, name, explicit=explicit)
-    result.deps = deps
+    if hashing:
+        # analysed: the files its analysis read, as the versions it read; not analysed: the
+        # files that could make it reached by a training module
+        deps = linter.last_dependencies
+        result.deps = deps if deps is not None else dependency_identities(name)
     return result, key, _ident(st), read_ns
 
 
@@ -401,10 +405,27 @@ def _work(batch: list[tuple[int, int, tuple]]) -> list[tuple]:
 
 
 def _batches(todo: list[tuple], n: int) -> list[list[tuple]]:
-    """Deal ``todo`` (largest first) round-robin into ``n`` batches of similar weight."""
-    batches: list[list[tuple]] = [[] for _ in range(max(1, min(n, len(todo))))]
-    for k, (_size, i, sidx, item) in enumerate(todo):
-        batches[k % len(batches)].append((i, sidx, item))
+    """Cut ``todo`` into ``n`` batches of similar weight (bytes), each a run of neighbouring
+    paths: the modules of one package land in few batches, so few workers build that project's
+    index and models (project-wide analysis reads a module's importers and imports). Heaviest
+    batch first."""
+    n = max(1, min(n, len(todo)))
+    items = sorted(todo, key=lambda t: t[3][0])
+    total = sum(max(t[0], 1) for t in items)
+    batches: list[list[tuple]] = []
+    current: list[tuple] = []
+    weight = 0
+    for k, (size, i, sidx, item) in enumerate(items):
+        current.append((i, sidx, item))
+        weight += max(size, 1)
+        left = len(items) - k - 1
+        if weight * n >= total * (len(batches) + 1) - 1 and len(batches) < n - 1 and left:
+            batches.append(current)
+            current = []
+    if current:
+        batches.append(current)
+    sizes = {t[1]: max(t[0], 1) for t in todo}
+    batches.sort(key=lambda b: -sum(sizes[i] for i, _s, _it in b))
     return batches
 
 

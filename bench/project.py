@@ -179,9 +179,11 @@ def main() -> int:
         corpus = corpus_dir(args.corpus)
         base_env = dict(ENV, PYTHONPATH=str(Path(args.base).resolve()))
         cold = {"this": [], "base": []}
+        neutral = Path(tempfile.mkdtemp())  # ``-m`` puts the working directory first on sys.path
         for _ in range(max(1, args.runs // 3)):
-            cold["this"].append(measure(amplint + ["--no-cache", "--isolated", str(corpus)], env=this_env))
-            cold["base"].append(measure(amplint + ["--no-cache", "--isolated", str(corpus)], env=base_env))
+            cold["this"].append(measure(amplint + ["--no-cache", "--isolated", str(corpus)], cwd=neutral, env=this_env))
+            cold["base"].append(measure(amplint + ["--no-cache", "--isolated", str(corpus)], cwd=neutral, env=base_env))
+        neutral.rmdir()
         for k in cold:
             out[f"corpus_{k}"] = {"wall": stats(cold[k], "wall"), "cpu": stats(cold[k], "cpu")}
         r = out["corpus_this"]["cpu"]["median"] / out["corpus_base"]["cpu"]["median"]
