@@ -233,9 +233,9 @@ class Linter:
     def _reached_by_scaler_code(self, name: str, data: bytes) -> bool:
         """A file without GradScaler evidence of its own that project code with a scaler imports
         (a helper that clips, a hook, a checkpoint saver): the scaler rules run on it too."""
-        from .project import PROTOCOL_EVIDENCE, Project
+        from .project import Project, has_protocol_evidence
 
-        if name.startswith("<") or name.endswith(".ipynb") or not PROTOCOL_EVIDENCE.search(data):
+        if name.startswith("<") or name.endswith(".ipynb") or not has_protocol_evidence(data):
             return False
         try:
             path = Path(name).resolve()

@@ -155,3 +155,14 @@ def test_cached_results_follow_an_edit_in_another_module(tmp_path):
     assert ("pkg/optim_utils.py", "AMP002", 6) not in after
     assert ("pkg/optim_utils.py", "AMP001", 10) not in after
     assert ("pkg/optim_utils.py", "AMP005", 14) in after  # the other caller still unscales twice
+
+
+@pytest.mark.parametrize("text", [
+    b"x.Scaler.step(", b"sCaLeR.update()", b"s.unscale_ (opt)", b"p.grad\n", b"p.gradient", b"nothing",
+    b"my_scaler_obj . scale(", b"ShardedGradScaler", b"Scaler.Step(", b"unscale_ = 1", b"loss.backward()",
+    b"model.half()", b"torch.float16", b"torch.save(x)", b"opt.zero_grad()",
+])
+def test_protocol_evidence_shortcut_is_the_regex(text):
+    from amplint.project import PROTOCOL_EVIDENCE, has_protocol_evidence
+
+    assert has_protocol_evidence(text) == bool(PROTOCOL_EVIDENCE.search(text))
