@@ -61,8 +61,8 @@ class FileResult(Record):
     source: Source | None
     fixed_text: str | None  # set by --fix / --diff when edits were applied
     fixes_applied: int
-    #: ``[path, size, mtime_ns]`` of the other project modules the result depends on, taken
-    #: before the analysis (the result cache checks them); None when not recorded
+    #: ``[path, size, mtime_ns]`` of the other project files the result depends on, as the
+    #: versions the analysis read (the result cache checks them); None when not recorded
     deps: list | None
 
     def to_cache(self) -> dict[str, Any]:
