@@ -42,8 +42,7 @@ MAX_SCAN_FILES = 20_000
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))", re.M)
 #: code that can take part in the protocol: a module without any of these cannot hand a scaler on
 PROTOCOL_EVIDENCE = re.compile(T.SCALER_EVIDENCE + rb"|clip_grad|\.grad\b|backward|zero_grad|\.half\(|float16|torch\.save")
-#: GradScaler code, not a mention: a constructor call, an ``unscale_`` call, a protocol method
-#: called on a scaler-named receiver (read with comments removed)
+#: :data:`PROTOCOL_EVIDENCE` as substrings, and the checks behind the substrings that are not enough
 _LITERAL_EVIDENCE = (b"clip_grad", b"backward", b"zero_grad", b".half(", b"float16", b"torch.save", b"GradScaler")
 _GRAD_ATTR = re.compile(rb"\.grad\b")
 _UNSCALE_CALL = re.compile(rb"\.\s*unscale_\s*\(")
@@ -62,6 +61,8 @@ def has_protocol_evidence(data: bytes) -> bool:
     return b"scaler" in data.lower() and bool(_SCALER_METHOD.search(data))
 
 
+#: GradScaler code, not a mention: a constructor call, an ``unscale_`` call, a protocol method
+#: called on a scaler-named receiver (read with comments removed)
 _SCALER = re.compile(
     rb"\b(?:" + b"|".join(n.encode() for n in sorted(T.SCALER_CLASS_NAMES)) + rb")\s*\("
     rb"|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\s*\(")
@@ -483,13 +484,6 @@ class ModelCache:
         key = (path, st.st_size, st.st_mtime_ns)
         model = self._models.get(key)
         return model if model is not None and self._texts.get(key) == text else None
-
-    def identity(self, path: Path) -> tuple[int, int] | None:
-        """(size, mtime_ns) of the version of ``path`` whose model this cache holds."""
-        for (p, size, mtime), model in self._models.items():
-            if p == path:
-                return size, mtime
-        return None
 
     def dependencies(self, model) -> list[list]:
         """``[path, size, mtime_ns]`` of every project file whose content ``model``'s findings
