@@ -11,6 +11,21 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 CASES = Path(__file__).resolve().parent / "cases"
 MARKER = re.compile(r"#\s*error:\s*([A-Z0-9, ]+)")
+#: a training loop that clips still-scaled gradients (AMP002 on line 10), for end-to-end tests
+CLIP_BEFORE_UNSCALE = """\
+import torch
+
+
+def train(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+"""
 
 
 def expected(path: Path) -> set[tuple[str, int]]:

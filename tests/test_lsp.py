@@ -8,24 +8,10 @@ import textwrap
 import pytest
 
 pytest.importorskip("pygls", reason="the lsp extra (pygls) is part of the test extra")
+from helpers import CLIP_BEFORE_UNSCALE  # noqa: E402
 from lspclient import LspClient, apply_text_edits  # noqa: E402
 
-BUGGY = textwrap.dedent(
-    """\
-    import torch
-
-
-    def train(model, optimizer, loader):
-        scaler = torch.amp.GradScaler("cuda")
-        for x, y in loader:
-            with torch.autocast("cuda", dtype=torch.float16):
-                loss = model(x, y)
-            scaler.scale(loss).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            scaler.step(optimizer)
-            scaler.update()
-    """
-)
+BUGGY = CLIP_BEFORE_UNSCALE
 
 
 @pytest.fixture

@@ -9,26 +9,11 @@ import sys
 import textwrap
 
 import pytest
-from helpers import ROOT
+from helpers import CLIP_BEFORE_UNSCALE, ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
-BAD = textwrap.dedent(
-    """\
-    import torch
-
-
-    def train(model, optimizer, loader):
-        scaler = torch.amp.GradScaler("cuda")
-        for x, y in loader:
-            with torch.autocast("cuda", dtype=torch.float16):
-                loss = model(x, y)
-            scaler.scale(loss).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            scaler.step(optimizer)
-            scaler.update()
-    """
-)
+BAD = CLIP_BEFORE_UNSCALE
 GOOD = BAD.replace("        torch.nn.utils", "        scaler.unscale_(optimizer)\n        torch.nn.utils")
 
 

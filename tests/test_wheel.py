@@ -8,30 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import CLIP_BEFORE_UNSCALE, ROOT
 
-TRAIN = textwrap.dedent(
-    """\
-    import torch
-
-
-    def train(model, optimizer, loader):
-        scaler = torch.amp.GradScaler("cuda")
-        for x, y in loader:
-            with torch.autocast("cuda", dtype=torch.float16):
-                loss = model(x, y)
-            scaler.scale(loss).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            scaler.step(optimizer)
-            scaler.update()
-    """
-)
+TRAIN = CLIP_BEFORE_UNSCALE
 
 
 def _source_copy(dest: Path) -> Path:
