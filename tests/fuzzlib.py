@@ -27,11 +27,16 @@ def lint(text: str, name: str = "fuzz.py"):
     return result
 
 
-def mutate(text: str, rng: random.Random) -> str:
+LINE_MUTATIONS = ("delete", "swap", "indent", "dedent", "duplicate", "delete_block")
+
+
+def mutate(text: str, rng: random.Random, kinds: tuple[str, ...] = LINE_MUTATIONS) -> str:
+    """One line-level change of ``text``, of a kind drawn from ``kinds`` (``wrap_if`` puts a
+    line under ``if flag:``)."""
     lines = text.splitlines(keepends=True)
     if not lines:
         return text
-    kind = rng.choice(["delete", "swap", "indent", "dedent", "duplicate", "delete_block"])
+    kind = rng.choice(list(kinds))
     i = rng.randrange(len(lines))
     if kind == "delete":
         del lines[i]
@@ -46,6 +51,10 @@ def mutate(text: str, rng: random.Random) -> str:
         lines.insert(i, lines[i])
     elif kind == "delete_block":
         del lines[i : i + rng.randint(2, 6)]
+    elif kind == "wrap_if":
+        body = lines[i]
+        pad = body[: len(body) - len(body.lstrip())]
+        lines[i] = f"{pad}if flag:\n    {body}"
     return "".join(lines)
 
 

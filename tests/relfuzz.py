@@ -30,6 +30,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from fuzzlib import LINE_MUTATIONS, mutate
+
 ROOT = Path(__file__).resolve().parents[1]
 FAILURES: list[tuple[str, str]] = []  # (what, the mutant): for the report of a failing run
 LIMIT_WORDS = ("LibCST", "expression chain", "nested too deeply", "too large to analyse", "null bytes", "UTF-16")
@@ -58,29 +60,7 @@ def linter():
 
 
 def mutate_lines(text: str, rng: random.Random) -> str:
-    lines = text.splitlines(keepends=True)
-    if not lines:
-        return text
-    kind = rng.choice(["delete", "swap", "indent", "dedent", "duplicate", "delete_block", "wrap_if"])
-    i = rng.randrange(len(lines))
-    if kind == "delete":
-        del lines[i]
-    elif kind == "swap" and len(lines) > 1:
-        j = rng.randrange(len(lines))
-        lines[i], lines[j] = lines[j], lines[i]
-    elif kind == "indent":
-        lines[i] = "    " + lines[i]
-    elif kind == "dedent" and lines[i].startswith("    "):
-        lines[i] = lines[i][4:]
-    elif kind == "duplicate":
-        lines.insert(i, lines[i])
-    elif kind == "delete_block":
-        del lines[i:i + rng.randint(2, 6)]
-    elif kind == "wrap_if":
-        body = lines[i]
-        pad = body[: len(body) - len(body.lstrip())]
-        lines[i] = f"{pad}if flag:\n    {body}"
-    return "".join(lines)
+    return mutate(text, rng, LINE_MUTATIONS + ("wrap_if",))
 
 
 _COMMENTS = ["# caf\u00e9 \u2014 r\u00e9sum\u00e9", "# \x1b]52;c;aGk=\x07 clipboard", "# \x1b[31mred\x1b[0m",
