@@ -119,8 +119,8 @@ class Interproc(Objects):
 
     def _virtual_roots(self) -> list[tuple[FunctionInfo, object]]:
         """``(inherited method, subclass)``: a method of a base class (of this file or another
-        module) that calls a hook on ``self`` which the subclass overrides: it is analysed as the
-        subclass runs it, so the subclass's hook is the one called."""
+        module) that calls a hook on ``self`` which the subclass overrides with protocol code of its
+        own: it is analysed as the subclass runs it, so the subclass's hook is the one called."""
         out = []
         scopes = self.m.scopes
         for model in list(getattr(self.m, "_roots", [self.m])):
@@ -135,7 +135,8 @@ class Interproc(Objects):
                         hooks = [scopes.method(cls, c.method) for c in fn.calls if c.recv == "self" and c.method
                                  and scopes.method(cls, c.method) is not scopes.method(base, c.method)]
                         hooks = [h for h in hooks if h is not None]
-                        if hooks and any(self._touches(m) for m in [fn] + hooks):
+                        # a hook without protocol events leaves the base's own analysis as it is
+                        if any(self._touches(h) for h in hooks):
                             out.append((fn, cls))
                             if getattr(fn, "owner_model", None) is not None and hasattr(self.m, "add"):
                                 self.m.add(fn.owner_model)
