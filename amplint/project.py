@@ -108,6 +108,8 @@ class Project:
         self._sources: dict[str, Path | None] = {}
         self._importers: dict[tuple[Path, int], list[Path]] = {}
         self._by_import: dict[str, list[Path]] | None = None
+        self._rel: dict[str, Path] | None = None
+        self._walked: list[tuple[str, Path]] = []
 
     @classmethod
     def forget(cls) -> None:
@@ -160,15 +162,27 @@ class Project:
             return None  # not a module name (a regex match in a string, a truncated import)
         rel = Path(*parts)
         out = None
-        for base in (self.root, self.root / "src"):
-            for cand in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
-                if cand.is_file():
-                    out = cand.resolve()
+        known = self._relative_files() if not any(p in _SKIP_DIRS or p.startswith(".") for p in parts) else None
+        for base in ("", "src/"):
+            for cand in (f"{base}{rel.as_posix()}.py", f"{base}{rel.as_posix()}/__init__.py"):
+                if known is not None:  # the walk saw every such file: no stat needed
+                    out = known.get(cand)
+                elif (self.root / cand).is_file():
+                    out = (self.root / cand).resolve()
+                if out is not None:
                     break
             if out is not None:
                 break
         self._paths[module] = out
         return out
+
+    def _relative_files(self) -> dict[str, Path] | None:
+        """Root-relative POSIX path -> resolved path of every file of :meth:`files`; None when
+        the walk stopped early or passed a linked folder (then files are looked up on disk)."""
+        if self._rel is None:
+            self.files()
+            self._rel = dict(self._walked)
+        return self._rel or None
 
     def absolute(self, importer: Path, qual: str) -> str | None:
         """``qual`` as written in ``importer`` (``.utils.step``, ``..pkg.x``) made absolute."""
@@ -200,15 +214,23 @@ class Project:
     def files(self) -> list[Path]:
         if self._files is None:
             out: list[Path] = []
+            walked: list[tuple[str, Path]] = []
+            linked = False
             for dirpath, dirnames, filenames in os.walk(self.root):
                 dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+                if any(os.path.islink(os.path.join(dirpath, d)) for d in dirnames):
+                    linked = True  # the walk does not enter it, a lookup on disk does
+                rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
                 for f in sorted(filenames):
                     if f.endswith(".py"):
                         out.append(Path(dirpath, f).resolve())
+                        walked.append((f if rel_dir == "." else f"{rel_dir}/{f}", out[-1]))
                 if len(out) > MAX_SCAN_FILES:
                     out = []
+                    walked = []
                     break
             self._files = out
+            self._walked = [] if linked else walked
         return self._files
 
     def protocol_files(self) -> list[Path]:

@@ -116,6 +116,30 @@ def test_project_root_and_module_names(tmp_path):
     assert set(proj.importers(mod)) == {(tmp_path / "src" / "pkg" / "other.py").resolve()}
 
 
+def test_module_files_are_found_from_the_walk_and_on_disk_past_it(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    (tmp_path / "pkg" / "both.py").write_text("")
+    (tmp_path / "pkg" / "both").mkdir()
+    (tmp_path / "pkg" / "both" / "__init__.py").write_text("")
+    (tmp_path / "build").mkdir()  # skipped by the walk, still importable
+    (tmp_path / "build" / "gen.py").write_text("")
+    proj = Project(tmp_path.resolve())
+    assert proj.path_of("pkg.mod") == (tmp_path / "pkg" / "mod.py").resolve()
+    assert proj.path_of("pkg.both") == (tmp_path / "pkg" / "both.py").resolve()  # the module before the package
+    assert proj.path_of("pkg.missing") is None
+    assert proj.path_of("build.gen") == (tmp_path / "build" / "gen.py").resolve()
+    other = tmp_path.parent / (tmp_path.name + "-outside")
+    other.mkdir()
+    (other / "lib.py").write_text("")
+    (tmp_path / "linked").symlink_to(other, target_is_directory=True)
+    proj = Project(tmp_path.resolve())  # a linked folder the walk does not enter: looked up on disk
+    assert proj.path_of("linked.lib") == (other / "lib.py").resolve()
+    assert proj.path_of("pkg.mod") == (tmp_path / "pkg" / "mod.py").resolve()
+
+
 def test_relative_import_beyond_the_top_is_not_resolved(tmp_path):
     (tmp_path / "setup.py").write_text("")
     (tmp_path / "a.py").write_text("from ...nowhere import x\n")

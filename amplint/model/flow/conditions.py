@@ -21,6 +21,7 @@ naming a scaler. Rebinding a name forgets the atoms that mention it.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -38,6 +39,7 @@ def compact(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+@functools.lru_cache(maxsize=4096)
 def amp_switch(text: str) -> bool:
     return bool(_AMP_SWITCH.search(text))
 
