@@ -10,6 +10,7 @@ beyond about 3,000 levels with a catchable error.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -445,6 +446,45 @@ def _noqa_warnings(noqa, name: str) -> list[str]:
     return warnings
 
 
+def _is_block(body) -> bool:
+    return type(body).__name__ == "IndentedBlock"
+
+
+def _align(stmts, body) -> list | None:
+    """The CPython statement of each LibCST statement of one body (a line ``a; b`` is several
+    CPython statements: its first), None where the counts disagree."""
+    import libcst as cst
+
+    out = []
+    k = 0
+    for stmt in stmts:
+        if k >= len(body):
+            return None
+        out.append(body[k])
+        k += len(stmt.body) if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
+    return out if k == len(body) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _anchor_types() -> dict:
+    """LibCST compound statement -> the CPython statements it is (whose body a position anchor
+    may descend into)."""
+    import libcst as cst
+
+    table = {
+        cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+        cst.ClassDef: (ast.ClassDef,),
+        cst.If: (ast.If,),
+        cst.For: (ast.For, ast.AsyncFor),
+        cst.While: (ast.While,),
+        cst.With: (ast.With, ast.AsyncWith),
+        cst.Try: (ast.Try,),
+    }
+    if hasattr(cst, "TryStar") and hasattr(ast, "TryStar"):
+        table[cst.TryStar] = (ast.TryStar,)
+    return table
+
+
 class Resolver:
     """Turns findings (nodes) into diagnostics (rows and columns), and fix plans into edits."""
 
@@ -454,74 +494,95 @@ class Resolver:
         self.lines = split_lines(source.text, keepends=True)
         self.tree = tree
         self._positions: dict = {}  # node -> (start line, start col, end line, end col), 1-based lines
-        self._top: dict[int, int] | None = None  # id(node) -> index of its top-level statement
+        self._top: dict[int, object] | None = None  # id(node) -> its anchor statement (see _index)
+        self._parent: dict[int, tuple] = {}
         self._done: set[int] = set()
         self._full = False
 
     # LibCST computes positions by generating the code of the whole module, which costs about
-    # as much as the parse. Findings are few, so positions are computed per top-level statement
-    # (a one-statement module), placed by CPython's line number of that statement.
+    # as much as the parse. Findings are few, so positions are computed for the innermost
+    # statement holding the node that a chain of bodies (``def``, ``class``, ``if``, ``for``,
+    # ``while``, ``with``, ``try``) leads to from the top level, generated on its own with its
+    # block's indentation and placed by CPython's line number of that statement.
 
-    def _index(self) -> dict[int, int]:
+    def _index(self) -> dict[int, object]:
+        """id(node) -> the innermost anchor statement holding it; anchors map (in ``_parent``)
+        to ``(enclosing anchor or None, index in its body or in the module)``."""
         if self._top is None:
             from .model.syntax import child_fields
 
-            top: dict[int, int] = {}
+            anchors = _anchor_types()
+            owner: dict[int, object] = {}
+            parent: dict[int, tuple] = {}
+            stack: list[tuple] = []
             for i, stmt in enumerate(self.module.body):
-                stack = [stmt]
-                while stack:
-                    n = stack.pop()
-                    top[id(n)] = i
-                    for name in child_fields(type(n)):
-                        v = getattr(n, name)
-                        if isinstance(v, (list, tuple)):
-                            stack.extend(x for x in v if hasattr(x, "_codegen_impl"))
-                        elif hasattr(v, "_codegen_impl"):
-                            stack.append(v)
-            self._top = top
+                parent[id(stmt)] = (None, i)
+                stack.append((stmt, stmt))
+            while stack:
+                n, anchor = stack.pop()
+                owner[id(n)] = anchor
+                inner = None
+                if n is anchor and type(n) in anchors and _is_block(n.body):
+                    inner = n.body
+                    for j, sub in enumerate(inner.body):
+                        parent[id(sub)] = (n, j)
+                        stack.append((sub, sub))
+                for name in child_fields(type(n)):
+                    v = getattr(n, name)
+                    if inner is not None and v is inner:
+                        owner[id(v)] = anchor
+                        stack.extend((x, anchor) for x in (v.header, *v.footer))
+                    elif isinstance(v, (list, tuple)):
+                        stack.extend((x, anchor) for x in v if hasattr(x, "_codegen_impl"))
+                    elif hasattr(v, "_codegen_impl"):
+                        stack.append((v, anchor))
+            self._top = owner
+            self._parent = parent
         return self._top
 
-    def _resolve_statement(self, i: int) -> bool:
-        import libcst as cst
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        if i in self._done:
-            return True
-        firsts = self._first_lines()
-        if firsts is None:
-            return False
-        stmt = self.module.body[i]
-        offset = firsts[i] - 1 - len(getattr(stmt, "leading_lines", ()))
-        m = self.module
-        sub = cst.Module(body=[stmt], header=[], footer=[], encoding=m.encoding, default_indent=m.default_indent,
-                         default_newline=m.default_newline, has_trailing_newline=True)
-        for n, r in MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider).items():
-            self._positions[n] = (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column)
-        self._done.add(i)
-        return True
-
-    def _first_lines(self) -> list[int] | None:
-        """CPython's first line of each top-level statement (a line of ``a; b`` is several)."""
-        if self.tree is None:
-            return None
-        hit = self.__dict__.get("_firsts")
-        if hit is not None:
-            return hit
-        import libcst as cst
-
-        body = self.tree.body
-        out = []
-        k = 0
-        for stmt in self.module.body:
-            if k >= len(body):
+    def _cpython_of(self, stmt):
+        """``(CPython statement, indent tokens)`` of an anchor, None where the trees disagree."""
+        chain = [stmt]
+        while self._parent[id(chain[-1])][0] is not None:
+            chain.append(self._parent[id(chain[-1])][0])
+        chain.reverse()
+        node = None
+        indents: list[str] = []
+        stmts, body = self.module.body, self.tree.body if self.tree is not None else None
+        for k, s in enumerate(chain):
+            aligned = _align(stmts, body) if body is not None else None
+            if aligned is None:
                 return None
-            node = body[k]
-            out.append(min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]))
-            k += len(stmt.body) if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
-        if k != len(body):
-            return None
-        self.__dict__["_firsts"] = out
-        return out
+            node = aligned[self._parent[id(s)][1]]
+            if k + 1 < len(chain):
+                if not isinstance(node, _anchor_types().get(type(s), ())):
+                    return None
+                indents.append(s.body.indent if s.body.indent is not None else self.module.default_indent)
+                stmts, body = s.body.body, node.body
+        return node, indents
+
+    def _resolve_statement(self, stmt) -> bool:
+        from libcst.metadata import PositionProvider
+        from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+        if id(stmt) in self._done:
+            return True
+        hit = self._cpython_of(stmt)
+        if hit is None:
+            return False
+        node, indents = hit
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        offset = first - 1 - len(getattr(stmt, "leading_lines", ()))
+        provider = PositionProvider()
+        m = self.module
+        state = PositionProvidingCodegenState(default_indent=m.default_indent, default_newline=m.default_newline,
+                                              provider=provider)
+        state.indent_tokens = list(indents)
+        stmt._codegen(state)
+        for n, r in provider._computed.items():
+            self._positions[n] = (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column)
+        self._done.add(id(stmt))
+        return True
 
     def _resolve_all(self) -> None:
         from libcst.metadata import MetadataWrapper, PositionProvider
@@ -535,8 +596,8 @@ class Resolver:
         if hit is not None:
             return hit
         if not self._full:
-            i = self._index().get(id(node))
-            if i is None or not self._resolve_statement(i):
+            anchor = self._index().get(id(node))
+            if anchor is None or not self._resolve_statement(anchor):
                 self._resolve_all()
         return self._positions[node]
 
