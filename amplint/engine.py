@@ -302,7 +302,9 @@ class Linter:
         if self._models is None:
             opts = self.settings.options
             self._models = ModelCache(opts.scaler_names, opts.eval_patterns)
-        return ProjectLink(Project.for_path(path), self._models, path), path
+        project = Project.for_path(path)
+        self._models.use_root(project.root)
+        return ProjectLink(project, self._models, path), path
 
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
         import libcst as cst
@@ -328,7 +330,7 @@ class Linter:
                 return [_syntax_diag(name, msg, row, col)], [], []
             model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns, link=link, path=path)
             if link is not None:
-                link.cache.register(path, model, source.text)
+                link.cache.register(path, model, source.text, link.project.root)
         module = model.module
         findings: list[tuple[Rule, Finding]] = []
         errors: list[str] = []

@@ -39,6 +39,8 @@ MAX_IMPORTER_FLOWS = 8
 MAX_MODULE_BYTES = 2_000_000
 #: the most project files scanned for importers (bigger trees: importers are not looked for)
 MAX_SCAN_FILES = 20_000
+#: how many projects' models a process keeps (:meth:`ModelCache.use_root`)
+KEEP_PROJECTS = 2
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))", re.M)
 #: code that can take part in the protocol: a module without any of these cannot hand a scaler on
 PROTOCOL_EVIDENCE = re.compile(T.SCALER_EVIDENCE + rb"|clip_grad|\.grad\b|backward|zero_grad|\.half\(|float16|torch\.save")
@@ -67,6 +69,15 @@ _SCALER = re.compile(
     rb"\b(?:" + b"|".join(n.encode() for n in sorted(T.SCALER_CLASS_NAMES)) + rb")\s*\("
     rb"|\.\s*unscale_\s*\(|[Ss][Cc][Aa][Ll][Ee][Rr]\w*\s*\.\s*(?:scale|step|update|unscale_)\s*\(")
 _COMMENT = re.compile(rb"#[^\n]*")
+
+
+def has_scaler_code(data: bytes) -> bool:
+    """``_SCALER`` matches ``data`` without its comments; a text with neither ``unscale_`` nor
+    the word scaler in any case cannot match (checked first: the regex scans every position)."""
+    if b"unscale_" not in data and b"scaler" not in data.lower():
+        return False
+    return bool(_SCALER.search(_COMMENT.sub(b"", data)))
+
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
@@ -249,7 +260,7 @@ class Project:
     def scaler_files(self) -> list[Path]:
         """Project files with GradScaler evidence."""
         if self._scaler is None:
-            self._scaler = [f for f in self.protocol_files() if _SCALER.search(_COMMENT.sub(b"", self.read(f) or b""))]
+            self._scaler = [f for f in self.protocol_files() if has_scaler_code(self.read(f) or b"")]
         return self._scaler
 
     def reached_by_scaler_code(self, path: Path) -> bool:
@@ -496,6 +507,26 @@ class ModelCache:
         self.eval_patterns = tuple(eval_patterns)
         self._models: dict[tuple, object] = {}
         self._texts: dict[tuple, str] = {}
+        self._root_of: dict[tuple, Path] = {}
+        self._recent: list[Path] = []  # project roots, most recently used last
+
+    def use_root(self, root: Path) -> None:
+        """A file of the project at ``root`` is analysed next: the models of projects not used
+        in the last :data:`KEEP_PROJECTS` are dropped (a worker linting a monorepo's packages
+        one after the other keeps few projects' trees in memory; results never depend on what
+        is kept)."""
+        if self._recent and self._recent[-1] == root:
+            return
+        if root in self._recent:
+            self._recent.remove(root)
+        self._recent.append(root)
+        if len(self._recent) > KEEP_PROJECTS:
+            del self._recent[0]
+            keep = set(self._recent)
+            for key in [k for k, r in self._root_of.items() if r not in keep]:
+                self._models.pop(key, None)
+                self._texts.pop(key, None)
+                del self._root_of[key]
 
     def cached(self, path: Path, text: str):
         """The model already built for ``path``, if its source is ``text``."""
@@ -542,7 +573,7 @@ class ModelCache:
                 stack.extend(sub.consulted)
         return sorted(out)
 
-    def register(self, path: Path, model, text: str) -> None:
+    def register(self, path: Path, model, text: str, root: Path | None = None) -> None:
         """The linted file's own model (built from ``text``): the one its importers' analysis
         must reach too."""
         try:
@@ -551,6 +582,8 @@ class ModelCache:
             return
         self._models[(path, st.st_size, st.st_mtime_ns)] = model
         self._texts[(path, st.st_size, st.st_mtime_ns)] = text
+        if root is not None:
+            self._root_of[(path, st.st_size, st.st_mtime_ns)] = root
 
     def model(self, project: Project, path: Path, module=None):
         """The model of ``path`` (``module``: its LibCST tree, when the caller has it), or None
@@ -563,6 +596,7 @@ class ModelCache:
         if key in self._models:
             return self._models[key]
         self._models[key] = None  # a cycle while building: nothing
+        self._root_of[key] = project.root
         model = None
         text = None
         if module is None:

@@ -190,3 +190,14 @@ def test_protocol_evidence_shortcut_is_the_regex(text):
     from amplint.project import PROTOCOL_EVIDENCE, has_protocol_evidence
 
     assert has_protocol_evidence(text) == bool(PROTOCOL_EVIDENCE.search(text))
+
+
+@pytest.mark.parametrize("text", [
+    b"x.Scaler.step(", b"sCaLeR.update()", b"s.unscale_ (opt)", b"GradScaler()", b"ShardedGradScaler (x)",
+    b"# scaler.step(opt)\n", b"GradScaler", b"SCALER_X . unscale_(", b"opt.step()", b"nothing", b"s.unscale_",
+    b"my_scaler.scale (loss)", b"ScAlEr9.step\n(", b"grad_scaler = None  # GradScaler()\n",
+])
+def test_scaler_code_shortcut_is_the_regex(text):
+    from amplint.project import _COMMENT, _SCALER, has_scaler_code
+
+    assert has_scaler_code(text) == bool(_SCALER.search(_COMMENT.sub(b"", text)))
