@@ -542,7 +542,8 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
     workers = 1
     if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
         linters: dict[int, Linter] = {}
-        for _size, i, sidx, item in todo:
+        # in path order: a project's modules one after the other, its models built once
+        for _size, i, sidx, item in sorted(todo, key=lambda t: t[3][0]):
             linter = linters.get(sidx)
             if linter is None:
                 linter = linters[sidx] = Linter(all_settings[sidx])
