@@ -71,6 +71,41 @@ _SCALER = re.compile(
 _COMMENT = re.compile(rb"#[^\n]*")
 
 
+#: bases that bring no protocol (builtins and typing helpers): a class with only these is read
+#: from its own block
+_PLAIN_BASES = frozenset(b"object ABC abc.ABC Enum enum.Enum str int dict list tuple NamedTuple TypedDict Protocol "
+                         b"Generic typing.Generic Exception".split())
+
+
+def _class_bases(text: bytes, pos: int) -> tuple[list[bytes], int]:
+    """The base expressions of a ``class`` header whose name ends at ``pos`` (keywords such as
+    ``metaclass=`` left out, subscripts reduced to their head) and where the header ends."""
+    i = pos
+    while i < len(text) and text[i:i + 1] in b" \t":
+        i += 1
+    if text[i:i + 1] != b"(":
+        return [], i
+    depth, j = 0, i
+    while j < len(text):
+        c = text[j:j + 1]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    inner = re.sub(rb"\[[^\]]*\]|#[^\n]*", b"", text[i + 1:j])
+    out = []
+    for part in inner.split(b","):
+        part = part.strip()
+        if part and b"=" not in part and re.fullmatch(rb"[A-Za-z_][\w.]*", part):
+            out.append(part)
+        elif part and b"=" not in part:
+            out.append(b"?")  # a call or an expression: not placed from the text
+    return out, j + 1
+
+
 def has_scaler_code(data: bytes) -> bool:
     """``_SCALER`` matches ``data`` without its comments; a text with neither ``unscale_`` nor
     the word scaler in any case cannot match (checked first: the regex scans every position)."""
@@ -120,6 +155,7 @@ class Project:
         self._importers: dict[tuple[Path, int], list[Path]] = {}
         self._by_import: dict[str, list[Path]] | None = None
         self._rel: dict[str, Path] | None = None
+        self._import_names: dict[Path, dict[str, str]] = {}
         self._walked: list[tuple[str, Path]] = []
 
     @classmethod
@@ -312,25 +348,79 @@ class Project:
         """The top-level function or class ``name`` of ``path`` can take part in another module's
         protocol: read from the text alone, without parsing the module. A ``def``/``class`` block
         counts when it shows protocol evidence (or an optimizer step or autocast region), or, for
-        a class, when it has bases (it may inherit the protocol); a name the text binds some other
-        way (a re-export, an assignment) counts in a package ``__init__`` or a protocol file."""
-        key = (path, name)
-        hit = self._matter.get(key)
-        if hit is None:
-            hit = self._matter[key] = self._may_matter(path, name)
-        return hit
+        a class, when a base may matter: a project class that does, or one the text cannot place
+        (a base from outside the project, ``nn.Module``, brings nothing amplint reads); a name the
+        text binds some other way (a re-export, an assignment) counts in a package ``__init__`` or
+        a protocol file."""
+        return self._matter_of(path, name)
 
     def _may_matter(self, path: Path, name: str) -> bool:
         text = self.read(path) or b""
-        head = re.search(rb"^(?:async[ \t]+)?(def|class)[ \t]+" + re.escape(name.encode()) + rb"\b([^\n]*)", text, re.M)
+        head = re.search(rb"^(?:async[ \t]+)?(def|class)[ \t]+" + re.escape(name.encode()) + rb"\b", text, re.M)
         if head is None:
             return self.linkable(path)  # bound some other way: a module with evidence, a package
-        if head.group(1) == b"class" and re.match(rb"[ \t]*\([^)]*\w", head.group(2)) and not re.match(
-                rb"[ \t]*\([ \t]*(?:object|ABC|abc\.ABC|Enum|str|int|dict|NamedTuple|Exception|\w*Error)[ \t]*\)", head.group(2)):
+        bases: list[bytes] = []
+        end = head.end()
+        if head.group(1) == b"class":
+            bases, end = _class_bases(text, head.end())
+        nxt = re.compile(rb"^[^ \t\n#]", re.M).search(text, end)
+        body = text[end: nxt.start() if nxt is not None else len(text)]
+        if _LINK_EVIDENCE.search(body):
             return True
-        nxt = re.compile(rb"^[^ \t\n#]", re.M).search(text, head.end())
-        body = text[head.end(): nxt.start() if nxt is not None else len(text)]
-        return bool(_LINK_EVIDENCE.search(body))
+        return any(self._base_may_matter(path, b) for b in bases)
+
+    def _base_may_matter(self, path: Path, base: bytes) -> bool:
+        """A base class (as written in ``path``) may bring the protocol: a project class that may
+        matter, or one the text cannot place (a star import, a name bound by code). A class of a
+        module outside the project (``nn.Module``, ``Dataset``) brings nothing amplint reads."""
+        if base in _PLAIN_BASES:
+            return False
+        text = base.decode("ascii", "replace")
+        head, _, rest = text.partition(".")
+        if re.search(rb"^class[ \t]+" + re.escape(head.encode()) + rb"\b", self.read(path) or b"", re.M):
+            return self._matter_of(path, head) if not rest else True
+        qual = self.import_names(path).get(head)
+        if qual is None:
+            return True  # not placed from the text
+        full = self.absolute(path, qual + ("." + rest if rest else ""))
+        hit = self.split(full) if full is not None else None
+        if hit is None:
+            return False  # outside the project
+        target, attr = hit
+        if not attr or "." in attr:
+            return True
+        return self._matter_of(target, attr)
+
+    def _matter_of(self, path: Path, name: str) -> bool:
+        key = (path, name)
+        if key not in self._matter:
+            self._matter[key] = True  # inside a cycle of bases: every class of it matters
+            self._matter[key] = self._may_matter(path, name)
+        return self._matter[key]
+
+    def import_names(self, path: Path) -> dict[str, str]:
+        """Name -> what the module's import lines bind it to (``from .a import B as C``: C -> .a.B;
+        ``import a.b as c``: c -> a.b; ``import a.b``: a -> a), read from the text."""
+        hit = self._import_names.get(path)
+        if hit is None:
+            hit = self._import_names[path] = {}
+            for m in _IMPORT_LINE.finditer(self.read(path) or b""):
+                if m.group(1) is not None:
+                    base = m.group(1).decode("ascii", "replace")
+                    for n in m.group(2).decode("ascii", "replace").strip().strip("()\\").split(","):
+                        name, _, alias = n.strip().partition(" as ")
+                        name, alias = name.strip(), alias.strip() or name.strip()
+                        if name.isidentifier() and alias.isidentifier():
+                            hit[alias] = f"{base}.{name}" if not base.endswith(".") else base + name
+                else:
+                    for n in m.group(3).decode("ascii", "replace").split(","):
+                        name, _, alias = n.strip().partition(" as ")
+                        name, alias = name.strip(), alias.strip()
+                        if alias:
+                            hit[alias] = name
+                        elif name:
+                            hit[name.split(".", 1)[0]] = name.split(".", 1)[0]
+        return hit
 
     def imported(self, path: Path, depth: int = MAX_IMPORTER_DEPTH) -> list[Path]:
         """The project files a file imports (through ``depth`` levels)."""

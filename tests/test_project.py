@@ -201,3 +201,29 @@ def test_scaler_code_shortcut_is_the_regex(text):
     from amplint.project import _COMMENT, _SCALER, has_scaler_code
 
     assert has_scaler_code(text) == bool(_SCALER.search(_COMMENT.sub(b"", text)))
+
+
+def test_a_class_matters_through_its_bases_as_the_text_places_them(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(
+        "class Base:\n    def step(self, scaler, opt, loss):\n        scaler.scale(loss).backward()\n"
+        "        scaler.step(opt)\n\n\nclass Plain:\n    pass\n")
+    (pkg / "models.py").write_text(
+        "import torch.nn as nn\nfrom typing import Generic\nfrom .base import Base as B, Plain\nfrom .star import *\n\n\n"
+        "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        "class Trainer(\n    B,  # the protocol is in the base\n    metaclass=type,\n):\n    pass\n\n\n"
+        "class Local(Trainer):\n    pass\n\n\nclass Quiet(Plain, Generic[int]):\n    pass\n\n\n"
+        "class Starred(FromStar):\n    pass\n\n\nclass Made(make_base()):\n    pass\n\n\n"
+        "class Loop1(Loop2):\n    pass\n\n\nclass Loop2(Loop1):\n    pass\n")
+    proj = Project(tmp_path.resolve())
+    models = (pkg / "models.py").resolve()
+    assert not proj.may_matter(models, "Net")  # a base from outside the project brings nothing
+    assert proj.may_matter(models, "Trainer")  # aliased import, multi-line header, keyword left out
+    assert proj.may_matter(models, "Local")  # through a class of its own module
+    assert not proj.may_matter(models, "Quiet")  # a project base without evidence, a typing helper
+    assert proj.may_matter(models, "Starred")  # bound by a star import: not placed from the text
+    assert proj.may_matter(models, "Made")  # an expression
+    assert proj.may_matter(models, "Loop1") and proj.may_matter(models, "Loop2")
