@@ -103,6 +103,56 @@ def device_is_cuda_or_unknown(model, r: Region) -> bool:
     return intended(model, r)[0] in ("cuda", "")
 
 
+def possible_devices(model, r: Region) -> frozenset[str]:
+    """The device types an autocast region whose ``device_type`` is not a literal can run on, as
+    far as the file's bindings tell (``"?"``: something else too): ``str(device)``,
+    ``device.type``, ``torch.device(...)``, ``"cuda" if torch.cuda.is_available() else "cpu"``,
+    a config lookup's default (``cfg.get("device", "cuda")``), through names bound in the file."""
+    node = r.node
+    site = model.call_of.get(node) if isinstance(node, cst.Call) else None
+    dev = arg_node(node, 0, "device_type") if isinstance(node, cst.Call) and not has_star(node) else None
+    if site is None or dev is None:
+        return frozenset({"?"})
+    out: set[str] = set()
+    _devices(model, site.func, dev.value, out, 0, set())
+    return frozenset(out)
+
+
+def _devices(model, func, e, out: set[str], depth: int, seen: set) -> None:
+    if depth > 6 or id(e) in seen:
+        out.add("?")
+        return
+    seen.add(id(e))
+    v = literal_value(e)
+    if isinstance(v, str):
+        out.add(v.split(":", 1)[0])
+    elif isinstance(e, cst.IfExp):
+        _devices(model, func, e.body, out, depth + 1, seen)
+        _devices(model, func, e.orelse, out, depth + 1, seen)
+    elif isinstance(e, cst.Attribute) and e.attr.value == "type":
+        _devices(model, func, e.value, out, depth + 1, seen)
+    elif isinstance(e, cst.Call) and e.args and not has_star(e):
+        q = qual_of(model, e.func) or (e.func.value if isinstance(e.func, cst.Name) else None)
+        if q in ("str", "torch.device") and e.args[0].keyword is None:
+            _devices(model, func, e.args[0].value, out, depth + 1, seen)
+        elif isinstance(e.func, cst.Attribute) and e.func.attr.value == "get" and len(e.args) == 2:
+            out.add("?")  # a lookup: its default, or whatever the mapping holds
+            _devices(model, func, e.args[1].value, out, depth + 1, seen)
+        else:
+            out.add("?")
+    elif isinstance(e, cst.Name):
+        bindings = model.scopes.lookup(func, e.value)
+        if not bindings:
+            out.add("?")
+        for b in bindings:
+            if b.kind in ("assign", "ann") and b.value is not None and not b.unpack:
+                _devices(model, b.func, b.value, out, depth + 1, seen)
+            else:
+                out.add("?")
+    else:
+        out.add("?")
+
+
 def effective_dtype(model, r: Region) -> str | None:
     """The dtype the region autocasts to: the explicit one, else the device's default."""
     device, dtype, _enabled = intended(model, r)

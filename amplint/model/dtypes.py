@@ -36,17 +36,26 @@ class Dtypes:
 
     # --- regions -------------------------------------------------------------------------------
 
-    def fp16_region(self, r) -> bool:
+    def fp16_region(self, r, on_cuda: bool = False) -> bool:
         """An autocast region that may run in float16: float16 by its dtype or its device's
-        default, and not literally disabled."""
-        from .autocast_facts import effective_dtype, intended
+        default, and not literally disabled. ``on_cuda``: also a region without a dtype whose
+        device may be CUDA (``device_type=device`` with ``device`` "cuda" when available): on a
+        GPU machine it autocasts to float16."""
+        from .autocast_facts import effective_dtype, intended, possible_devices
 
-        return r.kind == "autocast" and intended(self.m, r)[2] is not False and effective_dtype(self.m, r) == "float16"
+        if r.kind != "autocast":
+            return False
+        device, dtype, enabled = intended(self.m, r)
+        if enabled is False:
+            return False
+        if effective_dtype(self.m, r) == "float16":
+            return True
+        return on_cuda and dtype is None and device == "" and "cuda" in possible_devices(self.m, r)
 
-    def _innermost_fp16(self, regions) -> object | None:
+    def _innermost_fp16(self, regions, on_cuda: bool = False) -> object | None:
         for r in reversed(regions):
             if r.kind == "autocast":
-                return r if self.fp16_region(r) else None
+                return r if self.fp16_region(r, on_cuda) else None
         return None
 
     def enabled_expr(self, r):
@@ -81,42 +90,43 @@ class Dtypes:
 
     # --- taint ---------------------------------------------------------------------------------
 
-    def fp16_source(self, func, expr, pos: int, depth: int = 0):
-        """The float16 region ``expr`` (read in ``func`` at source position ``pos``) comes from, or None."""
+    def fp16_source(self, func, expr, pos: int, depth: int = 0, on_cuda: bool = False):
+        """The float16 region ``expr`` (read in ``func`` at source position ``pos``) comes from, or
+        None (``on_cuda``: see :meth:`fp16_region`)."""
         if expr is None or depth > _MAX_DEPTH:
             return None
         for key in _keys(expr):
-            hit = self._key_source(func, key, pos, depth)
+            hit = self._key_source(func, key, pos, depth, on_cuda)
             if hit is not None:
                 return hit
         return None
 
-    def _key_source(self, func, key: str, pos: int, depth: int):
+    def _key_source(self, func, key: str, pos: int, depth: int, on_cuda: bool):
         bindings = [b for b in self.m.values.bindings_of_key(func, key) if b.order < pos and b.kind != "item"]
         if not bindings:
             return None
         last = max(bindings, key=lambda b: b.order)
-        memo_key = (id(last), depth > 4)
+        memo_key = (id(last), depth > 4, on_cuda)
         if memo_key in self._memo:
             return self._memo[memo_key]
         self._memo[memo_key] = None
-        hit = self._binding_source(last, bindings, depth)
+        hit = self._binding_source(last, bindings, depth, on_cuda)
         self._memo[memo_key] = hit
         return hit
 
-    def _binding_source(self, b, bindings, depth: int):
-        r = self._innermost_fp16(b.regions)
+    def _binding_source(self, b, bindings, depth: int, on_cuda: bool):
+        r = self._innermost_fp16(b.regions, on_cuda)
         if r is not None and b.kind in ("assign", "ann", "aug", "walrus") and _computes(b.value):
             return r
         if b.value is not None and b.kind not in ("param", "import", "def", "class"):
-            hit = self.fp16_source(b.func, b.value, b.order, depth + 1)
+            hit = self.fp16_source(b.func, b.value, b.order, depth + 1, on_cuda)
             if hit is not None:
                 return hit
         if b.kind == "aug":
             earlier = [x for x in bindings if x.order < b.order]
             if earlier:
                 prev = max(earlier, key=lambda x: x.order)
-                return self._binding_source(prev, earlier, depth + 1)
+                return self._binding_source(prev, earlier, depth + 1, on_cuda)
         return None
 
     # --- facts for AMP106 ----------------------------------------------------------------------
@@ -152,7 +162,7 @@ class Dtypes:
     def fp16_backwards_without_scaler(self) -> list:
         """Backward calls of a float16 autocast value in a file with no GradScaler in sight."""
         m = self.m
-        if not any(self.fp16_region(r) for r in m.regions):
+        if not any(self.fp16_region(r, on_cuda=True) for r in m.regions):
             return []
         out = []
         candidates = [s for s in m.calls if not s.in_lambda and (s.method == "backward" and s.recv_node is not None
@@ -165,9 +175,9 @@ class Dtypes:
                 expr = arg.value if arg is not None else None
             else:
                 expr = site.recv_node
-            r = self.fp16_source(site.func, expr, site.order)
+            r = self.fp16_source(site.func, expr, site.order, on_cuda=True)
             if r is None and isinstance(expr, cst.Call):
-                r = self._innermost_fp16(site.regions)  # computed right there, inside the region
+                r = self._innermost_fp16(site.regions, on_cuda=True)  # computed right there, inside the region
             if r is not None and not self.disabled_here(site.arms, r):
                 out.append(site)
         return out

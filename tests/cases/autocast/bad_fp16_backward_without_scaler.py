@@ -75,3 +75,38 @@ def train_summed_outside(model, optimizer, loader):
         total += F.mse_loss(out, y)
         total.backward()  # error: AMP106
         optimizer.step()
+
+
+# the device is CUDA whenever one is available: autocast without a dtype is then float16
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+CFG = {"device": "cuda"}
+
+
+def train_on_available_device(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast(device_type=str(DEVICE)):
+            out = model(x.to(DEVICE))
+        loss = F.mse_loss(out, y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+
+
+def train_on_device_type(model, optimizer, loader):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    for x, y in loader:
+        with torch.autocast(device):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_on_configured_device(model, optimizer, loader):
+    device = torch.device(CFG.get("device", "cuda") if torch.cuda.is_available() else "cpu")
+    for x, y in loader:
+        with torch.autocast(device_type=device.type):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()  # error: AMP106
+        optimizer.step()
+        optimizer.zero_grad()

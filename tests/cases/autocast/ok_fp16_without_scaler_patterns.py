@@ -83,3 +83,46 @@ def evaluate_then_train(model, optimizer, val_batch, loader):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+
+CPU_OR_MPS = torch.device("mps" if torch.backends.mps.is_available() else "cpu")
+
+
+def train_on_a_device_parameter(model, optimizer, loader, device):
+    # a parameter no caller in the file names: bfloat16 on CPU, float16 on CUDA, amplint cannot tell
+    for x, y in loader:
+        with torch.autocast(device_type=str(device)):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_on_cpu_or_mps(model, optimizer, loader):
+    # never CUDA: CPU's default autocast dtype is bfloat16
+    for x, y in loader:
+        with torch.autocast(device_type=CPU_OR_MPS.type):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_on_available_device_in_bf16(model, optimizer, loader):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    for x, y in loader:
+        with torch.autocast(device, dtype=torch.bfloat16):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def train_on_available_device_disabled(model, optimizer, loader):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    for x, y in loader:
+        with torch.autocast(device, enabled=False):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
