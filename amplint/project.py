@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Iterator
 
 from . import torch_api as T
 
@@ -42,6 +43,24 @@ MAX_SCAN_FILES = 20_000
 #: how many projects' models a process keeps (:meth:`ModelCache.use_root`)
 KEEP_PROJECTS = 2
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([^\n#]+)|import[ \t]+([^\n#]+))", re.M)
+
+
+def _import_lines(data: bytes) -> Iterator[tuple[str | None, list[tuple[str, str]]]]:
+    """The import lines of a module's text: (the module of ``from M import ...``, or None for
+    ``import ...``; [(name, alias or "")]), read without parsing."""
+    for m in _IMPORT_LINE.finditer(data):
+        if m.group(1) is not None:
+            base: str | None = m.group(1).decode("ascii", "replace")
+            names = m.group(2).decode("ascii", "replace").strip().strip("()\\")
+        else:
+            base, names = None, m.group(3).decode("ascii", "replace")
+        pairs = []
+        for n in names.split(","):
+            name, _, alias = n.strip().partition(" as ")
+            pairs.append((name.strip(), alias.strip()))
+        yield base, pairs
+
+
 #: code that can take part in the protocol: a module without any of these cannot hand a scaler on
 PROTOCOL_EVIDENCE = re.compile(T.SCALER_EVIDENCE + rb"|clip_grad|\.grad\b|backward|zero_grad|\.half\(|float16|torch\.save")
 #: :data:`PROTOCOL_EVIDENCE` as substrings, and the checks behind the substrings that are not enough
@@ -404,22 +423,16 @@ class Project:
         hit = self._import_names.get(path)
         if hit is None:
             hit = self._import_names[path] = {}
-            for m in _IMPORT_LINE.finditer(self.read(path) or b""):
-                if m.group(1) is not None:
-                    base = m.group(1).decode("ascii", "replace")
-                    for n in m.group(2).decode("ascii", "replace").strip().strip("()\\").split(","):
-                        name, _, alias = n.strip().partition(" as ")
-                        name, alias = name.strip(), alias.strip() or name.strip()
+            for base, pairs in _import_lines(self.read(path) or b""):
+                for name, alias in pairs:
+                    if base is not None:
+                        alias = alias or name
                         if name.isidentifier() and alias.isidentifier():
                             hit[alias] = f"{base}.{name}" if not base.endswith(".") else base + name
-                else:
-                    for n in m.group(3).decode("ascii", "replace").split(","):
-                        name, _, alias = n.strip().partition(" as ")
-                        name, alias = name.strip(), alias.strip()
-                        if alias:
-                            hit[alias] = name
-                        elif name:
-                            hit[name.split(".", 1)[0]] = name.split(".", 1)[0]
+                    elif alias:
+                        hit[alias] = name
+                    elif name:
+                        hit[name.split(".", 1)[0]] = name.split(".", 1)[0]
         return hit
 
     def imported(self, path: Path, depth: int = MAX_IMPORTER_DEPTH) -> list[Path]:
@@ -491,23 +504,15 @@ class Project:
 
     def _parse_imports(self, path: Path, data: bytes) -> set[str]:
         out: set[str] = set()
-        for m in _IMPORT_LINE.finditer(data):
-            if m.group(1) is not None:
-                base = m.group(1).decode("ascii", "replace")
-                names = m.group(2).decode("ascii", "replace").strip().strip("()\\")
-                full = self.absolute(path, base)
-                if full is None:
-                    continue
-                out.add(full)
-                for n in names.split(","):
-                    n = n.strip().split(" as ", 1)[0].strip()
-                    if n.isidentifier():
-                        out.add(f"{full}.{n}")
-            else:
-                for n in m.group(3).decode("ascii", "replace").split(","):
-                    n = n.strip().split(" as ", 1)[0].strip()
-                    if n:
-                        out.add(n)
+        for base, pairs in _import_lines(data):
+            if base is None:
+                out.update(name for name, _alias in pairs if name)
+                continue
+            full = self.absolute(path, base)
+            if full is None:
+                continue
+            out.add(full)
+            out.update(f"{full}.{name}" for name, _alias in pairs if name.isidentifier())
         return out
 
     def _index(self) -> dict[str, list[Path]]:

@@ -538,40 +538,26 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
     # more workers than cores only adds start-up cost: cap ``--jobs`` at four per core
     n_jobs = default_jobs() if not jobs else min(jobs, 4 * default_jobs())
     read: dict[int, tuple] = {}
+    extra: list[FileResult] = []
     heavy = sum(1 for t in todo if t[0] > 0)
     workers = 1
     if n_jobs <= 1 or heavy <= 1 or sum(t[0] for t in todo) < 2_000_000 and len(todo) < 64:
-        linters: dict[int, Linter] = {}
-        # in path order: a project's modules one after the other, its models built once
-        for _size, i, sidx, item in sorted(todo, key=lambda t: t[3][0]):
-            linter = linters.get(sidx)
-            if linter is None:
-                linter = linters[sidx] = Linter(all_settings[sidx])
-            try:
-                results[i], *rest = _one(linter, caches[sidx] is not None, item, caches[sidx], mode)
-                read[i] = tuple(rest)
-            except Exception as e:  # noqa: BLE001
-                results[i] = _internal_error(item[0], e, mode)
+        _serial(todo, all_settings, caches, mode, results, read)
     else:
-        import multiprocessing
-
-        import libcst  # noqa: F401 - imported once here, inherited by forked workers
-
-        from . import model  # noqa: F401
-
-        if mode is not None:
-            from . import fixer  # noqa: F401
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
-        ctx = multiprocessing.get_context(method)
-        batches = _batches(todo, n_jobs * _BATCHES_PER_WORKER)
-        n_jobs = min(n_jobs, len(batches))
-        workers = n_jobs
-        with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(all_settings, hashing, mode)) as pool:
-            for chunk in pool.imap_unordered(_work, batches, chunksize=1):
-                for i, r, key, ident, read_ns in chunk:
-                    results[i] = r
-                    read[i] = (key, ident, read_ns)
+        workers, lost = _parallel(todo, n_jobs, all_settings, hashing, mode, results, read)
+        if lost:
+            # a worker ended abruptly (killed: out of memory, a signal from outside; or a crash):
+            # the pool cannot go on, and a result that will never come is not waited for. What
+            # no worker finished goes to a fresh pool once, then, if that breaks too, is linted here
+            n = len(lost[0])
+            again = _parallel(lost[0], n_jobs, all_settings, hashing, mode, results, read)[1]
+            where = "a new pool of workers"
+            if again:
+                where += f", then in the main process (that pool's worker also ended: {again[1]})"
+                _serial(again[0], all_settings, caches, mode, results, read)
+            extra.append(FileResult("", warnings=[
+                f"a worker process ended abruptly ({lost[1]}); the {n} file{'s' if n != 1 else ''} "
+                f"not finished were linted in {where}"]))
     for _s, i, sidx, _item in todo:
         cache = caches[sidx]
         r = results[i]
@@ -579,7 +565,7 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
         if cache is not None and r is not None and key is not None and ident is not None:
             slot, file_key = slots[i]
             cache.put(slot, ident, read_ns, file_key, key, r)
-    out = [r for r in results if r is not None] + discovery_results(found)
+    out = [r for r in results if r is not None] + discovery_results(found) + extra
     saved: set[int] = set()
     for k, s in enumerate(all_settings):
         cache = caches[k]
@@ -597,6 +583,87 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
     out.sort(key=lambda r: r.path)
     return out
 
+
+def _serial(todo: list[tuple], all_settings: list[Settings], caches, mode, results: list, read: dict) -> None:
+    linters: dict[int, Linter] = {}
+    # in path order: a project's modules one after the other, its models built once
+    for _size, i, sidx, item in sorted(todo, key=lambda t: t[3][0]):
+        linter = linters.get(sidx)
+        if linter is None:
+            linter = linters[sidx] = Linter(all_settings[sidx])
+        try:
+            results[i], *rest = _one(linter, caches[sidx] is not None, item, caches[sidx], mode)
+            read[i] = tuple(rest)
+        except Exception as e:  # noqa: BLE001
+            results[i] = _internal_error(item[0], e, mode)
+
+
+def _parallel(todo: list[tuple], n_jobs: int, all_settings: list[Settings], hashing: bool, mode,
+              results: list, read: dict) -> tuple[int, tuple[list[tuple], str] | None]:
+    """Lint ``todo`` in a pool of forked workers; returns the number of workers and, if a worker
+    ended abruptly, the items no worker finished and how it ended (``concurrent.futures`` notices
+    a dead worker, where ``multiprocessing.Pool`` waits for its result for ever)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    import libcst  # noqa: F401 - imported once here, inherited by forked workers
+
+    from . import model  # noqa: F401
+
+    if mode is not None:
+        from . import fixer  # noqa: F401
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
+    batches = _batches(todo, n_jobs * _BATCHES_PER_WORKER)
+    n_jobs = min(n_jobs, len(batches))
+    ex = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
+                             initargs=(all_settings, hashing, mode))
+    done: set[int] = set()
+    how = None
+    try:
+        # submitted heaviest batch first: the workers take them in this order
+        futures = {ex.submit(_work, b): k for k, b in enumerate(batches)}
+        for fut in as_completed(futures):
+            try:
+                chunk = fut.result()
+            except BrokenProcessPool:
+                how = how or _how_workers_ended(ex)
+                continue
+            done.add(futures[fut])
+            for i, r, key, ident, read_ns in chunk:
+                results[i] = r
+                read[i] = (key, ident, read_ns)
+    except BaseException:
+        # interrupted (SIGINT, SIGTERM): stop the workers as Pool.terminate did; a fixing worker
+        # finishes or undoes the replacement it is in (amplint.signals), then ends quietly
+        for p in list(getattr(ex, "_processes", {}).values()):
+            if p.is_alive():
+                p.terminate()
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
+    if how is None:
+        return n_jobs, None
+    by_index = {t[1]: t for t in todo}
+    lost = [by_index[i] for k, b in enumerate(batches) if k not in done for i, _sidx, _item in b]
+    return n_jobs, (lost, how)
+
+
+def _how_workers_ended(ex) -> str:
+    import signal
+
+    codes = [p.exitcode for p in list(getattr(ex, "_processes", {}).values()) if p.exitcode not in (None, 0)]
+    # the pool terminates the others (SIGTERM) once one has died: name the one that died first
+    codes.sort(key=lambda c: c == -signal.SIGTERM)
+    if not codes:
+        return "killed or crashed"
+    if codes[0] > 0:
+        return f"exit status {codes[0]}"
+    try:
+        return f"killed by {signal.Signals(-codes[0]).name}"
+    except ValueError:
+        return f"killed by signal {-codes[0]}"
 
 def _is_regular(st: os.stat_result) -> bool:
     import stat

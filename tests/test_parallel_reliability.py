@@ -148,3 +148,26 @@ def test_each_configuration_its_cache_equal_to_no_cache(tmp_path):
     assert all(f.read_bytes() == BAD for f in (tmp_path / "a").glob("t*.py"))  # AMP001 ignored there
     assert all(f.read_bytes() == FIXED for f in (tmp_path / "b").glob("t*.py"))
     assert amplint("a", "b", cwd=tmp_path).stdout == amplint("--no-cache", "a", "b", cwd=tmp_path).stdout
+
+
+def test_a_worker_killed_mid_run_does_not_hang_the_run(tmp_path):
+    """A worker that dies abruptly (the OOM killer, a kill from outside) does not leave the parent
+    waiting for ever for its batch: the files no worker finished are linted again and the
+    findings are complete, with a warning saying what happened."""
+    d = tmp_path / "proj"
+    _tree(d)
+    ctl = tmp_path / "ctl"
+    ctl.mkdir()
+    env = _env(AMPLINT_TEST_PAUSE="run:worker", AMPLINT_TEST_PAUSE_DIR=str(ctl))
+    proc = subprocess.Popen([sys.executable, "-m", "amplint", "--no-cache", "-j", "2", "--output-format", "json", "."],
+                            cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    marker = ctl / "run-worker.reached"
+    _wait(proc, marker)
+    os.kill(int(marker.read_text().splitlines()[0]), signal.SIGKILL)
+    (ctl / "run-worker.go").touch()
+    out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err.decode()
+    assert proc.returncode == 1, err.decode()
+    assert "a worker process ended abruptly (killed by SIGKILL)" in err.decode()
+    found = sorted((Path(x["filename"]).name, x["code"]) for x in json.loads(out))
+    assert found == [(f"t{i:02}.py", "AMP001") for i in range(N)]
