@@ -41,6 +41,10 @@ TRIGGERS: dict[str, tuple[Alternative, ...]] = {
     "autocast": (Alternative((b"autocast",), (rb"autocast\b",)),),
     "custom_fwd": (Alternative((b"custom_fwd", b"custom_bwd")),),
     "grad_scaler_name": (Alternative((b"GradScaler",)),),
+    # an accelerator's clip (which unscales) beside ``accelerator.accumulate(...)``
+    "accelerate_accumulate": (
+        Alternative((b"accumulate(",), (rb"\.\s*(?:clip_grad_norm_|clip_grad_value_|unscale_gradients)\s*\(",)),
+    ),
     # the deprecated namespaces: ``torch.cuda.amp``, ``from torch.cuda import amp``
     "deprecated_amp": (
         Alternative((b".amp", b" amp"), (T.DEPRECATED_EVIDENCE,)),

@@ -38,6 +38,8 @@ class Facts:
     deprecated_amp: bool = False  # torch.cuda.amp / torch.cpu.amp (whose autocast takes `enabled` first)
     scaler_evidence: bool = False  # what the model accepts as a GradScaler (see model/scalers.py)
     scale_call: bool = False  # some ``x.scale(...)`` call (with a backward: evidence by use)
+    accumulate_block: bool = False  # a ``with x.accumulate(...)`` item (accelerate)
+    accelerator_unscale: bool = False  # ``x.clip_grad_norm_(...)`` and the like (they unscale)
     longest_chain: int = 0  # the longest left-nested chain (``a + b + ...``, ``a.b.c...``, ``f()()...``)
 
 
@@ -59,6 +61,7 @@ def _mentions_autocast(node: ast.AST) -> bool:
 
 
 _SCALER_METHODS = T.SCALER_PROTOCOL - {"unscale_"}
+_ACCELERATOR_UNSCALES = T.ACCELERATOR_UNSCALES
 _CHAIN = {ast.BinOp: "left", ast.Attribute: "value", ast.Call: "func", ast.Subscript: "value"}
 _SKIP = frozenset({"ctx", "type_comment", "kind"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -146,8 +149,11 @@ class _Walker:
 
     def _with(self, node) -> None:
         for item in node.items:
-            if _mentions_autocast(item.context_expr):
+            e = item.context_expr
+            if _mentions_autocast(e):
                 self.facts.autocast_region = True
+            elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == T.ACCELERATOR_ACCUMULATE:
+                self.facts.accumulate_block = True
 
     def _name(self, node: ast.Name) -> None:
         i = node.id
@@ -215,6 +221,8 @@ class _Walker:
             method = func.attr
             if method == "unscale_":
                 f.scaler_evidence = True
+            elif method in _ACCELERATOR_UNSCALES:
+                f.accelerator_unscale = True
             elif method in _SCALER_METHODS:
                 recv = _last(func.value) if isinstance(func.value, (ast.Name, ast.Attribute)) else ""
                 if "scaler" in recv.lower() or recv in self.extra:
@@ -279,6 +287,8 @@ def facts(tree: ast.Module, extra_names=()) -> Facts:
 SCREENS = {
     # every rule that needs a GradScaler: the model's evidence, in code (not comments or strings)
     "scaler_evidence": lambda f: f.scaler_evidence,
+    # AMP005 through accelerate: an unscaling clip beside an accumulate block
+    "accelerate_accumulate": lambda f: f.accumulate_block and f.accelerator_unscale,
     # custom_fwd / custom_bwd named in code
     "custom_fwd_code": lambda f: f.custom_fwd,
     # torch.cuda.amp / torch.cpu.amp named in code
@@ -296,6 +306,7 @@ SCREENS = {
 TRIGGER_SCREENS = {
     "scaler": "scaler_evidence",
     "grad_scaler_name": "scaler_evidence",
+    "accelerate_accumulate": "accelerate_accumulate",
     "custom_fwd": "custom_fwd_code",
     "deprecated_amp": "deprecated_code",
 }

@@ -254,6 +254,16 @@ FSDP2 = frozenset({
     "torch.distributed._composable.fully_shard",
 })
 FSDP = FSDP1 | FSDP2
+# --- accelerate ------------------------------------------------------------------------
+# ``accelerate.Accelerator`` owns a GradScaler under ``mixed_precision="fp16"``; these methods
+# call its ``unscale_`` on every call (accelerator.py: ``clip_grad_norm_`` ->
+# ``unscale_gradients`` -> ``scaler.unscale_(opt)``), while the wrapped optimizer's ``step``,
+# and with it ``scaler.update()``, runs only when ``sync_gradients`` is true.
+ACCELERATOR = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+ACCELERATOR_UNSCALES = frozenset({"clip_grad_norm_", "clip_grad_value_", "unscale_gradients"})
+ACCELERATOR_ACCUMULATE = "accumulate"
+ACCELERATOR_SYNC = "sync_gradients"
+ACCELERATOR_NO_SCALER_PRECISIONS = frozenset({"no", "bf16", "fp8"})
 SHARDED_SCALER_IMPORT = "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler"
 TORCH_SAVE = frozenset({"torch.save"})
 AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})

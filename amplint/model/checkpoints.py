@@ -39,6 +39,9 @@ def _compute(model) -> list:
     if not scopes:
         return []
     found = [(r, c) for r, c in _candidates(model, lambda f: _in_scope(model, f, scopes)) if c.is_checkpoint()]
+    # a dict saved both directly and through a helper (``upload_to_s3(ckpt)``) is reported at
+    # the direct ``torch.save``
+    found.sort(key=lambda rc: 0 if rc[0] is not None and rc[0].qual in N.TORCH_SAVE else 1)
     # scaler state saved inside another checkpoint dict does not excuse this one
     inside = {id(call) for _r, c in found for v in c.values for call in _calls_in(v)}
     if not found or _state_handled(model, uf, inside):
@@ -309,10 +312,14 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
     if isinstance(value, cst.Call):
         if isinstance(value.func, cst.Name) and value.func.value == "dict":
             return [_from_dict_call(value, func)]
+        inner = _passthrough(model, value)
+        if inner is not None:
+            return _dicts(model, func, inner, depth + 1, save_site)
         site = model.call_of.get(value)
         callee = model.callee_of(site) if site is not None else None
         if callee is None:
-            return []
+            record = _record_class(model, value)
+            return [_from_record(value, func, record)] if record is not None else []
         out = []
         for ret in _returns(callee):
             out.extend(_dicts(model, callee, ret, depth + 1, None))
@@ -367,6 +374,77 @@ def _key_text(model, key) -> str:
     if isinstance(key, (cst.Integer, cst.Float)) or model is None:
         return ""
     return model.code_for(key)
+
+
+_AS_DICT = frozenset({"asdict", "dataclasses.asdict", "vars", "copy.copy", "copy.deepcopy"})
+
+
+def _passthrough(model, call):
+    """The object a call only re-packs (``asdict(snapshot)``, ``snapshot._asdict()``,
+    ``vars(state)``, ``copy.deepcopy(ckpt)``): its checkpoint is its argument's."""
+    if not isinstance(call, cst.Call):
+        return None
+    f = call.func
+    if isinstance(f, cst.Attribute) and f.attr.value == "_asdict" and not call.args:
+        return f.value
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    text = dotted_text(f)
+    qual = model.imports.resolve(text) if text is not None else None
+    if text in ("vars", "asdict") and text in model.top.assigned:
+        return None
+    if (qual or text) in _AS_DICT:
+        return call.args[0].value
+    return None
+
+
+def _record_class(model, call):
+    """The file's own dataclass or NamedTuple that ``call`` constructs: its fields, in order,
+    or None."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    cls = next((c for c in model.classes if c.name == call.func.value and c.parent is None), None)
+    if cls is None:
+        return None
+    quals = [model.imports.resolve(b) or b for b in cls.bases]
+    decorators = []
+    for d in cls.node.decorators:
+        node = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        text = dotted_text(node)
+        decorators.append(model.imports.resolve(text) or text if text else None)
+    if not any(q in ("typing.NamedTuple", "NamedTuple") for q in quals) and not any(
+        d in ("dataclasses.dataclass", "dataclass", "attr.s", "attrs.define", "attr.define") for d in decorators
+    ):
+        return None
+    fields = []
+    body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
+    for s in body:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields.append(small.target.value)
+    return fields
+
+
+def _from_record(node, func, fields: list[str]) -> Cand:
+    """``Snapshot(model_state=..., optimizer_state=...)``: a record's fields are its keys; a
+    field that may hold a scaler's state, passed or defaulted, counts as such."""
+    cand = Cand(node, func, None)
+    for i, a in enumerate(node.args):
+        if a.star:
+            cand.unknown = True
+        elif a.keyword is not None:
+            cand.keys.append(a.keyword.value)
+            cand.values.append(a.value)
+        elif i < len(fields):
+            cand.keys.append(fields[i])
+            cand.values.append(a.value)
+        else:
+            cand.unknown = True
+    passed = set(cand.keys)
+    cand.keys.extend(f for f in fields if f not in passed)
+    cand.values.extend(cst.Name("None") for f in fields if f not in passed)
+    return cand
 
 
 def _from_dict_call(node, func) -> Cand:
@@ -427,7 +505,7 @@ def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> No
                 continue
             if isinstance(parent, cst.Arg):
                 call, _ = u.parent(2)
-                if call is sink:
+                if call is sink or _passthrough(model, call) is not None:
                     continue
                 site = model.call_of.get(call)
                 if site is not None and site.qual in N.TORCH_SAVE:

@@ -16,7 +16,12 @@ class UnscaleTwice(Rule):
       clipping helper of the same file;
     - `unscale_` on every gradient-accumulation micro-step while `step`/`update` only run at
       the accumulation boundary;
-    - `unscale_` after `scaler.step(optimizer)` in the same iteration.
+    - `unscale_` after `scaler.step(optimizer)` in the same iteration;
+    - through accelerate: `accelerator.clip_grad_norm_` / `clip_grad_value_` /
+      `unscale_gradients` (each calls the accelerator's `scaler.unscale_`) on every micro-step
+      of `with accelerator.accumulate(model):`, with no `if accelerator.sync_gradients:` (or
+      another boundary condition) around it. An accelerator this file builds with a literal
+      `mixed_precision` other than `"fp16"`, or without gradient accumulation, is not reported.
 
     The finding is reported on the `unscale_` call that runs second. Calls in the exclusive
     arms of an `if`/`else` are fine.
@@ -61,6 +66,9 @@ class UnscaleTwice(Rule):
     Two `unscale_` calls under two different conditions that are never true together (say,
     `if clip_grad:` and `if log_grad_norm:` that a configuration keeps exclusive) are reported,
     because both can be true on one path. A helper of another module that unscales is not seen.
+    Under accelerate, any condition around the clip that may stand for the accumulation
+    boundary (`sync_gradients`, a `%`, a call, a name with `step`/`accum`/`sync`) is taken to be
+    one, and a clip outside the `accumulate` block is not followed.
 
     ## Fix safety
     Deleting the second call is a safe fix when both are the same literal `S.unscale_(O)`
@@ -70,6 +78,7 @@ class UnscaleTwice(Rule):
     ## References
     - [AMP examples: gradient accumulation](https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation)
     - [`torch.amp.GradScaler.unscale_`](https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.unscale_)
+    - [accelerate: gradient accumulation](https://huggingface.co/docs/accelerate/usage_guides/gradient_accumulation)
     """
 
     code = "AMP005"
@@ -77,11 +86,17 @@ class UnscaleTwice(Rule):
     message = "`{call}` {why}"
     fix_title = "Remove the duplicate `unscale_`"
     fix_availability = "sometimes"
-    triggers = ("scaler",)
+    triggers = ("scaler", "accelerate_accumulate")
     reported_on = "the second `unscale_` call"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.accelerate import unscales_each_micro_step
         from ..model.flow.queries import unscale_after_unscale
+
+        for site, block in unscales_each_micro_step(model):
+            why = (f"unscales on every micro-step of `{call_text(model, block)}` but the scaler updates only "
+                   f"when `{block.recv}.sync_gradients`: guard it with `if {block.recv}.sync_gradients:`")
+            yield Finding(node=site.node, stmt=site.stmt, message=self.message.format(call=call_text(model, site), why=why))
 
         for obs, kind, prior in unscale_after_unscale(model):
             site = obs.site

@@ -13,7 +13,10 @@ class ScalerStateNotCheckpointed(Rule):
     A training checkpoint is a `torch.save` of a dict that holds optimizer state (an
     `"optimizer"` key, or `optimizer.state_dict()`), whether the dict is written inline,
     built in a variable first (with keys added by subscript), returned by a helper of the
-    same file, or passed to a helper of the same file that saves it. A method named like
+    same file, or passed to a helper of the same file that saves it. A dataclass or NamedTuple
+    of the file (`Snapshot(model_state=..., optimizer_state=...)`) saved as such or through
+    `asdict(...)` / `._asdict()` / `vars(...)` counts as that dict, its fields as its keys (a
+    field named for the scaler counts as its state). A method named like
     `get_checkpoint_state` that returns such a dict to a checkpointer counts as well.
 
     The finding is reported on the save call (`torch.save(...)`, or the call of the helper
@@ -133,10 +136,12 @@ def _fix(model, cand, title: str) -> tuple[str | None, FixPlan | None]:
         else:
             last = node.elements[-1]
             edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, {entry}")
-    else:
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
         if not node.args:
             edit = NodeEdit("replace", node, f"dict(scaler={value})")
         else:
             last = node.args[-1]
             edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, scaler={value}")
+    else:
+        return scaler, None  # a comprehension, or a record (``Snapshot(...)``) without such a field
     return scaler, FixPlan("safe", title.format(scaler=scaler), [edit])
