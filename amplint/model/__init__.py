@@ -324,7 +324,9 @@ class AmpModel:
         while changed:
             changed = False
             for f, callees in self._callees.items():
-                if f not in found and callees & found:
+                # a closure defined in ``f`` runs as part of it (``scaler.step(opt, closure)``,
+                # ``checkpoint(run_backward)``): its backward is ``f``'s
+                if f not in found and (callees & found or any(d in found for d in f.local_defs.values())):
                     found.add(f)
                     changed = True
         return found

@@ -157,6 +157,13 @@ class Dtypes:
             hit = link.symbol(qual) if qual is not None else None
             if hit is not None and hit[0] is not m and hit[0].scalers.any():
                 return True
+        # a subclass of a project class whose module holds one (``class KD(BaseTrainer)``,
+        # whose inherited ``optimizer_step`` steps ``self.scaler``)
+        for cls in m.classes:
+            for qual in cls.base_quals:
+                hit = link.symbol(qual) if qual is not None else None
+                if hit is not None and hit[0] is not m and hit[0].scalers.any():
+                    return True
         return False
 
     def fp16_backwards_without_scaler(self) -> list:

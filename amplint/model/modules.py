@@ -230,6 +230,8 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
                 if not any(s.func is func for s in steps):  # not "convert after the training loop"
                     return "held"
         return False
+    if _handed_to_trainer(model, func, here, order, keys, sourced, stepped):
+        return "held"
     if not steps_after or any(p in k.rsplit(".", 1)[-1].lower() for k in keys for p in _NOT_TRAINED):
         return False
     # the optimizers stepped here are built in this scope over other modules: not this one
@@ -245,6 +247,41 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
         if any(c.text == k or c.text == k + ".forward" for k in keys) and not _in_eval(c):
             return True
     return False
+
+
+def _handed_to_trainer(model, func, here: int, order, keys, sourced, stepped) -> bool:
+    """After the conversion, the module is passed to a function of this file
+    (``train_model(model=model, ...)``) that builds an optimizer over that parameter's
+    parameters and steps it through the scaler."""
+    for c in func.calls:
+        if order.get(id(c.node), -1) <= here:
+            continue
+        callee = model.callee_of(c)
+        if callee is None or callee is func:
+            continue
+        for p in _params_bound(c, callee, keys):
+            for targets, modules, ctor_func in sourced:
+                if ctor_func is callee and any(_related(p, m) for m in modules) and any(
+                        _is_stepped(t, stepped) for t in targets):
+                    return True
+    return False
+
+
+def _params_bound(call, callee, keys) -> list[str]:
+    """The parameters of ``callee`` that ``call`` binds to one of ``keys``."""
+    offset = 1 if callee.cls is not None and not callee.is_static and callee.params[:1] in (["self"], ["cls"]) else 0
+    out = []
+    for i, a in enumerate(call.node.args):
+        if a.star:
+            break
+        if dotted_text(a.value) not in keys:
+            continue
+        if a.keyword is not None:
+            if a.keyword.value in callee.params:
+                out.append(a.keyword.value)
+        elif i + offset < len(callee.params):
+            out.append(callee.params[i + offset])
+    return out
 
 
 def _built_for_importers(model) -> list:

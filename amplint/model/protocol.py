@@ -11,6 +11,7 @@ import libcst as cst
 
 from .. import torch_api as T
 from .names import dotted_text
+from .scopes import owner_class
 from .syntax import expr_key
 
 # receivers of ``.backward(...)`` that are not tensors: wrappers that scale or route the loss
@@ -118,9 +119,14 @@ def optimizer_steps_through(model, site, key: str) -> bool:
             continue
         if any(last in model.code_for(arg.value) for arg in a.value.args):
             return True
+    here = owner_class(site.func)
     for cls in model.classes:
+        if cls is here:
+            continue  # ``self.opt.step()`` inside the class is its attribute's step, not its own
         step = cls.methods.get("step")
-        if step is not None and any(c.method == "step" and model.is_scaler(step, c.recv) for c in step.calls):
+        if step is None or model.has_backward(step):
+            continue  # a trainer's ``step(batch)`` runs the whole iteration: not an optimizer's
+        if any(c.method == "step" and model.is_scaler(step, c.recv) for c in step.calls):
             return True
     return False
 

@@ -311,7 +311,7 @@ def guarded(func: FunctionInfo, stmt: cst.CSTNode) -> bool:
                 return cond
             if isinstance(s, cst.FunctionDef):
                 continue
-            c = cond or isinstance(s, (cst.If, cst.While, cst.Match))
+            c = cond or (isinstance(s, (cst.If, cst.While, cst.Match)) and not _main_guard(s))
             for part in _sub_blocks(s):
                 hit = search(part, c)
                 if hit is not None:
@@ -324,6 +324,20 @@ def guarded(func: FunctionInfo, stmt: cst.CSTNode) -> bool:
         return None
 
     return bool(search(func.body, False))
+
+
+def _main_guard(stmt) -> bool:
+    """``if __name__ == "__main__":`` (no ``else``): the script's own entry, which always runs
+    when the file is run as a script."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return False
+    t = stmt.test
+    if not isinstance(t, cst.Comparison) or len(t.comparisons) != 1 or not isinstance(t.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (t.left, t.comparisons[0].comparator)
+    names = [x for x in sides if isinstance(x, cst.Name) and x.value == "__name__"]
+    strings = [x for x in sides if isinstance(x, cst.SimpleString) and x.evaluated_value == "__main__"]
+    return len(names) == 1 and len(strings) == 1
 
 
 # --- expressions ----------------------------------------------------------------------

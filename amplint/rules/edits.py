@@ -146,12 +146,12 @@ def insert_unscale(model, site, scaler: str, opt: str | None, title: str) -> Fix
 
 
 def step_through_scaler(model, site, scaler: str | None, opt: str, title: str) -> FixPlan | None:
-    """AMP003: ``O.step()`` -> ``S.step(O)`` when the function updates S and does not step O
-    through S already."""
+    """AMP003: ``O.step()`` -> ``S.step(O)`` when the function updates S after it and does not
+    step O through S already."""
     if scaler is None or site.node.args or site.recv_node is None:
         return None
-    if not any(c.method == "update" and c.recv == scaler for c in site.func.calls):
-        return None
+    if not any(c.method == "update" and c.recv == scaler and c.order > site.order for c in site.func.calls):
+        return None  # a step after the last update would be left for the next iteration's update
     for c in site.func.calls:
         if c.method == "step" and c.recv == scaler:
             a = c.arg(0, "optimizer")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
 from .monitors import value
-from .state import CLEAN, SCALED, STEPPED, UNSCALED
+from .state import CLEAN, READY, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS
 
 
 def _obs(model, *kinds, every: bool = False):
@@ -139,6 +139,7 @@ def optimizer_steps_on_scaled_grads(model) -> list:
     that step through the scaler themselves are left out."""
     out = []
     seen: set[int] = set()
+    moved_by = None  # scaler step/unscale node -> the optimizer it was for
     for obs in _obs(model, "opt_step"):
         if obs.site is None or id(obs.node) in seen:
             continue
@@ -149,6 +150,21 @@ def optimizer_steps_on_scaled_grads(model) -> list:
             scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
             if scaled:
                 hit = (scaled[0], "scaled")
+                break
+            # ``scaler.step(opt_a)`` (or ``unscale_(opt_a)``) handled only opt_a's parameters:
+            # another optimizer stepped directly after it still sees scaled gradients
+            if moved_by is None:
+                moved_by = {id(o.node): o.opt for o in _obs(model, "step", "unscale", every=True) if o.opt}
+            for k, f in st.scalers:
+                if f.grads is None or f.grads[0] not in (CLEAN, UNSCALED_GRADS) or obs.opt is None:
+                    continue
+                other = moved_by.get(id(f.grads[1]))
+                stage = f.stage_of(obs.opt)
+                if other is not None and other != obs.opt and (stage is None or stage[0] == READY) and (
+                        f.iters is None or obs.opt not in f.iters[2]):
+                    hit = (k, "scaled")
+                    break
+            if hit is not None:
                 break
             for k, f in st.scalers:
                 stage = f.stage_of(obs.opt)
