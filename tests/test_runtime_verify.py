@@ -57,7 +57,12 @@ def test_every_rule_reaches_its_verdict_from_the_runs(full_run):
         assert set(r["traces"]) == {"bad", "good", "ref"}
         assert r["traces"]["ref"]["mode"] == "fp32" and r["traces"]["good"]["mode"] == "amp"
         assert r["traces"]["good"]["status"] == "ok", r["code"]
-        assert any(s["shown"] for s in r["signs"]), r["code"]
+        if r["verdict"] == "NEEDS CPU HOST":
+            # nothing can show where the default-device scaler is enabled: the verdict rests on
+            # that measurement (seen on an H200 with torch 2.11: "1/1 enabled")
+            assert not any(s["shown"] for s in r["signs"]) and "enabled" in r["note"], r["note"]
+        else:
+            assert any(s["shown"] for s in r["signs"]), r["code"]
 
 
 def test_core_numbers_agree_with_amp_semantics(full_run):
