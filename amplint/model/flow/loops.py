@@ -68,6 +68,7 @@ class Loops:
         carried: set[State] = set()
         iterated: set[State] = set()
         converged = False
+        worked, untouched = False, None  # per_opt: a pass got through the body; the entry's facts
         for n in range(MAX_LOOP_PASSES):
             body_in = head
             if isinstance(s, cst.For):
@@ -82,6 +83,15 @@ class Loops:
                 self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
                 self.per_iteration_creates(frame, back)
             if per_opt:
+                worked = worked or bool(o.normal)
+                if worked and o.cont:
+                    # ``for opt in optimizers: if i != idx: continue; scaler.unscale_(opt)``:
+                    # that every pass skips its optimizer is not what anyone means; the path
+                    # is kept, but as speculative
+                    if untouched is None:
+                        untouched = {frozenset(b.scalers) for b in entry | self.rebind(frame, targets, entry)}
+                    raw = o.normal | {st.with_path(approx=True) if frozenset(st.scalers) in untouched else st
+                                      for st in o.cont}
                 back = {self.next_optimizer(st, canon_variant, canon_assigned) for st in raw}
                 carried |= back
             else:

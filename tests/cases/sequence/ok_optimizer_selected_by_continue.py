@@ -1,0 +1,21 @@
+"""One optimizer of a list is stepped per iteration, the others skipped with ``continue``: the
+update after the loop follows a step (no AMP006 for the path on which every pass continues)."""
+import torch
+from torch.amp import GradScaler, autocast
+
+
+def train(model, optimizers, loader, idx):
+    scaler = GradScaler("cuda")
+    for x, y in loader:
+        with autocast("cuda", dtype=torch.float16):
+            loss = model(x).sub(y).pow(2).mean()
+        scaler.scale(loss).backward()
+        for i, opt in enumerate(optimizers):
+            if i != idx:
+                continue
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+        scaler.update()
+        for opt in optimizers:
+            opt.zero_grad()
