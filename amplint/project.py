@@ -132,6 +132,9 @@ def has_scaler_code(data: bytes) -> bool:
         return False
     return bool(_SCALER.search(_COMMENT.sub(b"", data)))
 
+#: a block that hands a scaler on (``Engine(model, opt, scaler)``, ``self.grad_scaler = scaler``):
+#: the object it builds, or the call it makes, can take part in the protocol
+_HANDS_SCALER = re.compile(rb"\b\w*[Ss][Cc][Aa][Ll][Ee][Rr]\b")
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
@@ -330,7 +333,10 @@ class Project:
         scaler = set(self.scaler_files())
         scaler.discard(path)
         hit = bool(set(self.importers(path, depth=1)) & scaler) or bool(set(self.imported(path, depth=1)) & scaler)
-        if not hit and _CLASS.search(self.read(path) or b""):
+        text = self.read(path) or b""
+        if not hit and (_CLASS.search(text) or b".half(" in text or b"float16" in text):
+            # a class, or a model builder converting to float16 whose result glue code hands to
+            # a training module beside it
             near = set(self.imported(path))
             for f in self.importers(path, depth=1):
                 near |= set(self.imported(f, depth=1))  # a sibling: the base class of the subclass using a mixin
@@ -384,7 +390,7 @@ class Project:
             bases, end = _class_bases(text, head.end())
         nxt = re.compile(rb"^[^ \t\n#]", re.M).search(text, end)
         body = text[end: nxt.start() if nxt is not None else len(text)]
-        if _LINK_EVIDENCE.search(body):
+        if _LINK_EVIDENCE.search(body) or _HANDS_SCALER.search(body):
             return True
         return any(self._base_may_matter(path, b) for b in bases)
 
@@ -796,7 +802,7 @@ class ProjectLink:
         bases = uses = None
         if model is not None:
             names = set()
-            for f in model.relevant_functions():
+            for f in model.relevant_functions() + model.fp16_builders():
                 cls = f.cls
                 while cls is not None and cls.parent is not None:
                     cls = cls.parent
@@ -819,7 +825,7 @@ class ProjectLink:
                 text = self.project.read(p) or b""
                 if not (bases is not None and bases.search(text)) and not (
                         uses is not None and uses.search(text)
-                        and any(q in scaler for q in self.project.importers(p, depth=1))):
+                        and any(q in scaler for q in self.project.importers(p, depth=1) + self.project.imported(p, depth=1))):
                     continue
             out.append(p)
         out.sort(key=lambda p: p not in scaler)  # stable: training modules first, each nearest first

@@ -55,13 +55,29 @@ class Interproc(Objects):
         self._create_obs: dict[cst.CSTNode, object] = {}
         # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
         self.object_aliases: dict[str, str] = {}
-        self._instances = self._instance_vars()
-        self.self_aliases = self._class_aliases()
+        self._tables: dict[int, tuple[dict, dict]] = {}
         self._scaler_names = self._names_of_scalers()
         self._callers = {c for cs in m.static_callees.values() for c in cs}
         self.virtual = self._virtual_roots()
 
     # --- keys --------------------------------------------------------------------------------
+
+    # objects of the analysed classes, per module (a project module's are read before its
+    # model joins the flow: ``transparent`` asks about its methods first)
+    def instance(self, func, scope, key: str):
+        """The class of the object ``key`` holds in ``scope`` (a function, None for a module
+        name, a class for ``self.<attr>``), from the bindings of ``func``'s module."""
+        return self._object_tables(func)[0].get((scope, key))
+
+    def _object_tables(self, func) -> tuple[dict, dict]:
+        model = getattr(func, "owner_model", None) or getattr(self.m, "primary", self.m)
+        hit = self._tables.get(id(model))
+        if hit is None:
+            self._tables[id(model)] = ({}, {})  # a class table asking for itself: nothing
+            inst = self._instance_vars(model)
+            self._tables[id(model)] = (inst, {})
+            hit = self._tables[id(model)] = (inst, self._class_aliases(model, inst))
+        return hit
 
     def owner(self, func):
         return owner_class(func)
@@ -75,8 +91,8 @@ class Interproc(Objects):
         alias = self.scalers.aliases.get(frame.func, {}).get(head)
         if alias is not None and _depth < 4:
             return self.canon(frame, alias + rest, _depth + 1)
-        if head == "self" and self.self_aliases and _depth < 4:
-            table = self.self_aliases.get(owner_class(frame.func), {})
+        if head == "self" and _depth < 4:
+            table = self._object_tables(frame.func)[1].get(owner_class(frame.func), {})
             for prefix, src in table.items():
                 if text == prefix or text.startswith(prefix + "."):
                     return self.canon(frame, src + text[len(prefix):], _depth + 1)
@@ -201,10 +217,19 @@ class Interproc(Objects):
                 if f2.is_local(text) and not self._import_binding(f2, text):
                     return None
                 f2 = f2.parent
+            inst = self.instance(func, func, text) or self.instance(func, None, text)
+            if inst is not None:  # ``hook(model)``: the object's ``__call__``
+                target = scopes.method(inst, "__call__")
+                return (target, text, inst) if target is not None else None
             return self._project_function(frame, text)
         head, _, attr = text.rpartition(".")
         if head in ("self", "cls") and cls is not None:
             target = scopes.method(cls, attr)
+            if target is None and head == "self":
+                inst = self.instance(func, owner_class(func), text)
+                if inst is not None:  # ``self.clip(model)``: an attribute holding an object
+                    target = scopes.method(inst, "__call__")
+                    return (target, text, inst) if target is not None else None
             return (target, head, frame.self_cls) if target is not None else None
         named = scopes.classes_named(head, func)
         if named:
@@ -213,9 +238,9 @@ class Interproc(Objects):
                 return target, None, None
             return None
         if head.startswith("self.") and owner_class(func) is not None:
-            inst = self._instances.get((owner_class(func), head))
+            inst = self.instance(func, owner_class(func), head)
         else:
-            inst = self._instances.get((func, head)) or self._instances.get((None, head))
+            inst = self.instance(func, func, head) or self.instance(func, None, head)
         if inst is not None:
             target = scopes.method(inst, attr)
             if target is not None:

@@ -57,7 +57,7 @@ class Objects:
                 inner = c.node.func.value.func
                 if isinstance(inner, cst.Name) and inner.value == "super":
                     return False
-            callee = self.m.callee_of(c)
+            callee = self.m.callee_of(c) or self.instance_method(func, c)
             if callee is not None:
                 if not self.transparent(callee):
                     return False
@@ -75,6 +75,23 @@ class Objects:
             if not self.transparent(d):
                 return False
         return True
+
+    def instance_method(self, func: FunctionInfo, c: CallSite) -> FunctionInfo | None:
+        """The method a call on an object of a known class runs (``self.engine.step(x)``,
+        ``runner.run()``, ``self.hook(model)``: its ``__call__``)."""
+        text = c.text
+        if text is None:
+            return None
+        head, _, attr = text.rpartition(".")
+        cls = owner_class(func)
+        for key, name in ((text, "__call__"), (head, attr)):
+            if not key:
+                continue
+            scope = cls if key.startswith("self.") else func
+            inst = self.instance(func, scope, key) or (None if key.startswith("self.") else self.instance(func, None, key))
+            if inst is not None:
+                return self.m.scopes.method(inst, name)
+        return None
 
     def passes_scaler(self, frame, cs: CallSite) -> bool:
         return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
@@ -101,25 +118,25 @@ class Objects:
     # --- objects of the file's classes -------------------------------------------------------------
 
     def built_class(self, frame, value):
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            named = self.m.scopes.classes_named(value.func.value, frame.func)
-            return named[0] if named else None
-        return None
+        """The class of the file or project a value constructs (``Wrapper(...)``, also one arm
+        of ``Hook(...) if cfg.clip else None``)."""
+        return self.built_class_in(frame.func, value)
 
-    def note_constructor_aliases(self, frame, ckey: str, cls, call: cst.Call) -> None:
-        for attr, arg in self._constructor_aliases(cls, call):
-            src = self.canon(frame, expr_key(arg))
-            if src is not None:
-                self.object_aliases[f"{ckey}.{attr}"] = src
+    def note_constructor_aliases(self, frame, ckey: str, cls, value: cst.BaseExpression) -> None:
+        for call in _constructions(value):
+            for attr, arg in self._constructor_aliases(cls, call):
+                src = self.canon(frame, expr_key(arg))
+                if src is not None:
+                    self.object_aliases[f"{ckey}.{attr}"] = src
 
-    def _instance_vars(self) -> dict[tuple, object]:
-        """Names bound to an instance of a class of this file: (scope, name) -> ClassInfo, the
-        scope being the function, None for module names, or the class for ``self.<attr>``."""
+    def _instance_vars(self, model) -> dict[tuple, object]:
+        """Names ``model``'s code binds to an object of a class of the project: (scope, name) ->
+        ClassInfo, the scope being the function, None for module names, or the class for
+        ``self.<attr>``."""
         out: dict[tuple, object] = {}
-        for a in self.m.assignments:
-            v = a.value
-            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
-                named = self.m.scopes.classes_named(v.func.value, a.func)
+        for a in model.assignments:
+            for call in _constructions(a.value):
+                named = self.m.scopes.classes_named(call.func.value, a.func)
                 if not named:
                     continue
                 for t in a.targets:
@@ -129,24 +146,42 @@ class Objects:
                         out[(owner_class(a.func), t)] = named[0]
                     else:
                         out[(None if a.func.is_module else a.func, t)] = named[0]
+                break
         return out
 
-    def _stored_params(self, cls) -> dict[str, str]:
-        """``self.<attr> = <param>`` in ``cls.__init__``: param -> attr (what the object keeps)."""
+    def _stored_params(self, cls, _depth: int = 0) -> dict[str, list[str]]:
+        """What ``cls.__init__`` keeps of each parameter: param -> attribute paths, ``self.<attr> =
+        <param>`` giving ``attr`` and ``self.<attr> = Other(..., <param>, ...)``, where ``Other``
+        keeps it as ``inner``, giving ``attr.inner`` (a scaler handed through two constructors)."""
         hit = self._stored.get(id(cls))
         if hit is None:
+            self._stored[id(cls)] = {}  # a class that builds itself: nothing more
             hit = {}
             init = self.m.scopes.method(cls, "__init__")
             if init is not None:
-                for b in self.m.bindings:
-                    if (b.func is init and b.kind == "assign" and isinstance(b.value, cst.Name)
-                            and b.value.value in init.params and b.name.startswith("self.") and b.name.count(".") == 1):
-                        hit[b.value.value] = b.name[5:]
+                for b in (getattr(init, "owner_model", None) or self.m).bindings:
+                    if b.func is not init or b.kind != "assign" or not b.name.startswith("self.") or b.name.count(".") != 1:
+                        continue
+                    if isinstance(b.value, cst.Name) and b.value.value in init.params:
+                        hit.setdefault(b.value.value, []).append(b.name[5:])
+                    elif _depth < 3:
+                        inner = self.built_class_in(init, b.value)
+                        for call in _constructions(b.value) if inner is not None else ():
+                            for attr, arg in self._constructor_aliases(inner, call, _depth + 1):
+                                if isinstance(arg, cst.Name) and arg.value in init.params:
+                                    hit.setdefault(arg.value, []).append(f"{b.name[5:]}.{attr}")
             self._stored[id(cls)] = hit
         return hit
 
-    def _constructor_aliases(self, cls, call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
-        stored = self._stored_params(cls)
+    def built_class_in(self, func: FunctionInfo, value):
+        for call in _constructions(value):
+            named = self.m.scopes.classes_named(call.func.value, func)
+            if named:
+                return named[0]
+        return None
+
+    def _constructor_aliases(self, cls, call: cst.Call, _depth: int = 0) -> list[tuple[str, cst.BaseExpression]]:
+        stored = self._stored_params(cls, _depth)
         if not stored:
             return []
         init = self.m.scopes.method(cls, "__init__")
@@ -154,27 +189,27 @@ class Objects:
         out = []
         positional = [a for a in call.args if a.keyword is None and not a.star]
         for p, a in zip(params, positional):
-            if p in stored:
-                out.append((stored[p], a.value))
+            out.extend((attr, a.value) for attr in stored.get(p, ()))
         for a in call.args:
-            if a.keyword is not None and a.keyword.value in stored:
-                out.append((stored[a.keyword.value], a.value))
+            if a.keyword is not None:
+                out.extend((attr, a.value) for attr in stored.get(a.keyword.value, ()))
         return out
 
-    def _class_aliases(self) -> dict[object, dict[str, str]]:
+    def _class_aliases(self, model, instances: dict) -> dict[object, dict[str, str]]:
         """``self.w = Wrapper(self.scaler)`` where Wrapper keeps it as ``self.grad_scaler``:
         per class, ``self.w.grad_scaler`` -> ``self.scaler``."""
         out: dict[object, dict[str, str]] = {}
-        for (scope, target), cls in self._instances.items():
+        for (scope, target), cls in instances.items():
             if not isinstance(target, str) or not target.startswith("self."):
                 continue
-            for a in self.m.assignments:
-                if owner_class(a.func) is not scope or target not in a.targets or not isinstance(a.value, cst.Call):
+            for a in model.assignments:
+                if owner_class(a.func) is not scope or target not in a.targets:
                     continue
-                for attr, arg in self._constructor_aliases(cls, a.value):
-                    src = expr_key(arg)
-                    if src is not None and src.startswith("self."):
-                        out.setdefault(scope, {})[f"{target}.{attr}"] = src
+                for call in _constructions(a.value):
+                    for attr, arg in self._constructor_aliases(cls, call):
+                        src = expr_key(arg)
+                        if src is not None and src.startswith("self."):
+                            out.setdefault(scope, {})[f"{target}.{attr}"] = src
         return out
 
     def _names_of_scalers(self) -> frozenset[str]:
@@ -190,3 +225,15 @@ class Objects:
         for texts in self.m.value_texts.values():
             names.update(p for t in texts for p in t.split(".") if "scaler" in p.lower())
         return frozenset(names)
+
+
+def _constructions(value) -> list[cst.Call]:
+    """The calls of a plain name a value may be: ``C(...)``, either arm of ``C(...) if c else
+    None``, either side of ``a or C(...)``."""
+    if isinstance(value, cst.Call):
+        return [value] if isinstance(value.func, cst.Name) else []
+    if isinstance(value, cst.IfExp):
+        return _constructions(value.body) + _constructions(value.orelse)
+    if isinstance(value, cst.BooleanOperation):
+        return _constructions(value.left) + _constructions(value.right)
+    return []

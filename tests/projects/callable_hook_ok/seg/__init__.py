@@ -1,0 +1,1 @@
+from .clipping import GlobalNormClipper
