@@ -7,6 +7,7 @@ Each returns plain data (nodes, call sites, keys); rules only word findings and 
 
 from __future__ import annotations
 
+from .. import class_protocol
 from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
 from .monitors import value
 from .state import CLEAN, READY, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS
@@ -67,17 +68,16 @@ def steps_reaching_step_without_update(model) -> list:
 
 def never_updated_steps(model) -> list:
     """Steps of a scaler that is never updated anywhere in the file and never leaves it (a
-    class that owns its scaler and whose training-step method has no loop)."""
+    class that owns its scaler and whose training-step method has no loop), or that the class
+    running them never updates over its MRO (:func:`..class_protocol.never_updates`)."""
     out = []
     updated = {c.recv.rsplit(".", 1)[-1] for c in model.calls if c.method == "update" and c.recv is not None}
     for site in model.calls:
         if site.method != "step" or site.recv is None or site.in_lambda or not model.is_scaler(site.func, site.recv):
             continue
-        if site.recv.rsplit(".", 1)[-1] in updated:
-            continue
-        if not model.scalers.owned(site.func, site.recv) or model.scalers.escapes(site.recv):
-            continue
-        out.append(site.node)
+        if class_protocol.never_updates(model, site) or site.recv.rsplit(".", 1)[-1] not in updated and (
+                model.scalers.owned(site.func, site.recv) and not model.scalers.escapes(site.recv)):
+            out.append(site.node)
     return out
 
 
