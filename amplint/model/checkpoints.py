@@ -60,8 +60,34 @@ def _saved_for_importers(model) -> list:
     """A saving helper of a module without a scaler (``utils/checkpoint.py``), called by the
     training code of a project module that trains with an enabled scaler, does not hand it the
     scaler and saves no scaler state anywhere: its checkpoint is that training's checkpoint."""
-    found = [(r, c) for r, c in _candidates(model, lambda f: _trained_by_importer(model, f)) if c.is_checkpoint()]
+    found = [(r, c) for r, c in _candidates(model, lambda f: _trained_by_importer(model, f) or _inherited_by_training(model, f))
+             if c.is_checkpoint()]
     return [(r, c) for r, c in found if not c.may_hold_scaler(model)]
+
+
+def _inherited_by_training(model, func) -> bool:
+    """A method of a mixin or base class (``CheckpointMixin.save_checkpoint``) that a class of
+    an importing module inherits and trains with an enabled scaler, in a module that saves no
+    scaler state: the checkpoint it writes is that training's."""
+    if func.cls is None or model.project is None:
+        return False
+    for im in model.project.importer_models(model):
+        uf = facts(im)
+        if not uf.calls("scale", "step"):
+            continue
+        scopes = _training_scopes(im, uf)
+        if _heir(im, func, scopes) is not None and not _state_handled(im, uf, set()):
+            return True
+    return False
+
+
+def _heir(model, func, scopes):
+    """The training class of ``scopes`` that inherits ``func`` (a method of one of its bases)."""
+    cls = func.cls
+    for sub in scopes:
+        if sub is not None and sub is not cls and cls in model.scopes.mro(sub) and model.scopes.method(sub, func.name) is func:
+            return sub
+    return None
 
 
 def _trained_by_importer(model, func) -> bool:
@@ -83,15 +109,19 @@ def _trained_by_importer(model, func) -> bool:
 
 def _training_scopes(model, uf) -> set:
     """Owner classes (None: plain functions) whose code scales or steps through a scaler that
-    is not literally disabled."""
+    is not literally disabled and that something updates (a scaler built there and never
+    updated nor handed on keeps its initial scale: nothing to checkpoint)."""
     scopes = set()
     for c in uf.calls("scale", "step"):
         scopes.add(owner_class(c.func))
+    updated = {owner_class(c.func) for c in uf.calls("update")}
     out = set()
     for s in scopes:
         ctors = [c for c in uf.ctors if c.scope is s]
         if ctors and all(c.enabled is False for c in ctors):
             continue
+        if ctors and s not in updated and not any(model.scalers.escapes(t) for c in ctors for t in c.targets):
+            continue  # never updated: its scale never moves, there is no state to lose
         out.add(s)
     return out
 
@@ -104,7 +134,8 @@ def _in_scope(model, func, scopes) -> bool:
 
     cls = owner_class(func)
     if cls not in scopes:
-        return False
+        # a method the training class inherits from a mixin or base of the file
+        return func.cls is not None and _heir(model, func, scopes) is not None
     uf = facts(model)
     touching = getattr(uf, "_amp013_touching", None)
     if touching is None:
@@ -356,12 +387,29 @@ def _from_dict(node, func, model=None) -> Cand:
                 cand.keys.append(str(k.evaluated_value))
             else:
                 cand.keys.append(_key_text(model, k))
-                if _opaque(el.value) and not isinstance(k, (cst.Integer, cst.Float)):
+                if _opaque(el.value) and not isinstance(k, (cst.Integer, cst.Float)) and not _plain_data(model, func, el.value):
                     cand.unknown = True
             cand.values.append(el.value)
         else:
             cand.unknown = True  # ``**other``
     return cand
+
+
+def _plain_data(model, func, value) -> bool:
+    """A reference whose bindings all hold constants (``self.epoch`` set from ``1``, ``+= 1``):
+    a counter, not the scaler's state."""
+    key = dotted_text(value) if model is not None else None
+    if key is None:
+        return False
+    bindings = model.values.bindings_of_key(func, key)
+    return bool(bindings) and all(_arithmetic(b.value) or b.kind == "aug" or all(
+        v.kind == "literal" for v in model.values.binding(b)) for b in bindings)
+
+
+def _arithmetic(node) -> bool:
+    """``state["epoch"] + 1``, ``-x``: a number (``|`` may merge dicts)."""
+    return isinstance(node, cst.UnaryOperation) or (
+        isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.BitOr))
 
 
 def _opaque(value) -> bool:
