@@ -291,8 +291,54 @@ class AmpModel:
         """A function or method of this file a call site statically resolves to."""
         return _resolve_static(self, site)
 
+    def target_of(self, site: CallSite) -> tuple | None:
+        """``(model, function)`` a call runs, looking further than :meth:`callee_of`: a function
+        of another project module named through this module's imports, a method of an object
+        of a known class (``engine.fit(...)``, ``Engine(cfg).fit(...)``: its class's method;
+        ``hook(x)``: its ``__call__``), a class's static method. None when unknown."""
+        callee = self.callee_of(site)
+        if callee is not None:
+            return self, callee
+        f = site.node.func
+        cls, method = None, None
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and isinstance(f.value.func, cst.Name):
+            named = self.scopes.classes_named(f.value.func.value)
+            cls, method = (named[0] if named else None), f.attr.value
+        elif site.text is not None:
+            head, _, attr = site.text.rpartition(".")
+            for key, name in ((site.text, "__call__"), (head, attr)):
+                if key and "." not in key:
+                    cls = next((c for b in self.scopes.lookup(site.func, key) for c in self._built(b)), None)
+                    if cls is not None:
+                        method = name
+                        break
+            if cls is None and self.project is not None:
+                qual = self.imports.resolve(site.text)
+                hit = self.project.symbol(qual) if qual is not None and "." in qual else None
+                if hit is not None and not hasattr(hit[1], "methods"):
+                    return hit
+        target = self.scopes.method(cls, method) if cls is not None else None
+        return (getattr(target, "owner_model", None) or self, target) if target is not None else None
+
+    def fp16_builders(self) -> list[FunctionInfo]:
+        """Functions that convert a module to float16 and return it (a model builder)."""
+        from .modules import builders
+
+        return builders(self)
+
+    def _built(self, b) -> list:
+        """The class a binding constructs (``engine = Engine(cfg)``), as a one-item list."""
+        v = b.value
+        if b.kind != "assign" or not isinstance(v, cst.Call) or not isinstance(v.func, cst.Name):
+            return []
+        return self.scopes.classes_named(v.func.value)[:1]
+
     def has_backward(self, func: FunctionInfo) -> bool:
         return func in self._with_backward
+
+    def has_backward_call(self, c: CallSite) -> bool:
+        """The call is a backward, or a call of a function of this file that runs one."""
+        return self._is_backward(c)
 
     def _is_backward(self, c: CallSite) -> bool:
         if c.method in _BACKWARD_METHODS or c.qual in N.AUTOGRAD_BACKWARD:

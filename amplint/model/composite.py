@@ -191,6 +191,9 @@ class Composite:
     def has_backward(self, func) -> bool:
         return (owner(func) or self.primary).has_backward(func)
 
+    def has_backward_call(self, site) -> bool:
+        return (owner(site.func) or self.primary).has_backward_call(site)
+
     def callee_of(self, site):
         return (owner(site.func) or self.primary).callee_of(site)
 

@@ -6,6 +6,8 @@ model evaluated only)."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from .. import torch_api as T
@@ -34,7 +36,7 @@ def fp16_conversions_of_trained_modules(model) -> list:
         if site.in_lambda or not _is_fp16_conversion(model, site) or _undone(model, site):
             continue
         keys = _module_keys(model, site)
-        if not keys or _in_eval(site) or guarded(site.func, site.stmt) or any(_frozen(model, k) for k in keys):
+        if not keys or _in_eval(site) or _guard_excuses(model, site, uf) or any(_frozen(model, k) for k in keys):
             continue
         trained = _trained(model, site, keys, optimizers, stepped, steps)
         # ``m.eval()`` with no ``m.train()`` marks a frozen teacher, unless the scaler's
@@ -43,6 +45,23 @@ def fp16_conversions_of_trained_modules(model) -> list:
             continue
         out.append((site, keys))
     return out
+
+
+_INFERENCE_WORDS = re.compile(r"eval|infer|export|test|predict|bench|deploy|onnx|trt|tensorrt|quant|serve", re.I)
+
+
+def _guard_excuses(model, site, uf) -> bool:
+    """A conversion under a condition is left alone when the condition may also decide the
+    scaler (an ``enabled=`` that is not a literal), when it is not an ``if`` (a ``try`` fallback,
+    a ``while``), or when the condition reads like inference (``if args.export_fp16:``). Under a
+    plain flag (``if args.half: model = model.half()``) the model a GradScaler steps is fp16
+    whenever the flag is on: the first ``step`` raises."""
+    if not guarded(site.func, site.stmt):
+        return False
+    if not site.arms or any(c.enabled is None for c in uf.ctors) or any(
+            not isinstance(branch, cst.If) or test is None for branch, test, _i in site.arms):
+        return True
+    return any(_INFERENCE_WORDS.search(model.code_for(test)) for _b, test, _i in site.arms)
 
 
 def _is_fp16_conversion(model, site) -> bool:
@@ -230,7 +249,8 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
                 if not any(s.func is func for s in steps):  # not "convert after the training loop"
                     return "held"
         return False
-    if _handed_to_trainer(model, func, here, order, keys, sourced, stepped):
+    if _handed_to_trainer(model, func, here, order, keys, sourced, stepped) or (
+            not func.is_module and _returned_to_training(model, func, keys)):
         return "held"
     if not steps_after or any(p in k.rsplit(".", 1)[-1].lower() for k in keys for p in _NOT_TRAINED):
         return False
@@ -250,20 +270,67 @@ def _trained(model, site, keys: tuple[str, ...], optimizers, stepped: set[str], 
 
 
 def _handed_to_trainer(model, func, here: int, order, keys, sourced, stepped) -> bool:
-    """After the conversion, the module is passed to a function of this file
-    (``train_model(model=model, ...)``) that builds an optimizer over that parameter's
-    parameters and steps it through the scaler."""
+    """After the conversion, the module is passed to code that trains it (``train_model(model=
+    model, ...)``, ``Engine(cfg).fit(model, loader)``, in this file or another project module)."""
     for c in func.calls:
         if order.get(id(c.node), -1) <= here:
             continue
-        callee = model.callee_of(c)
-        if callee is None or callee is func:
+        hit = model.target_of(c)
+        if hit is None or hit[1] is func:
             continue
-        for p in _params_bound(c, callee, keys):
-            for targets, modules, ctor_func in sourced:
-                if ctor_func is callee and any(_related(p, m) for m in modules) and any(
-                        _is_stepped(t, stepped) for t in targets):
-                    return True
+        params = _params_bound(c, hit[1], keys)
+        if params and _trains(hit[0], hit[1], tuple(params), 1):
+            return True
+    return False
+
+
+def builders(model) -> list:
+    """Functions of the file that convert a module to float16 and return it."""
+    out = []
+    for site in model.calls:
+        if site.in_lambda or site.func.is_module or site.func in out or not _is_fp16_conversion(model, site):
+            continue
+        keys = _module_keys(model, site)
+        if keys and _returned(site.func, keys):
+            out.append(site.func)
+    return out
+
+
+def _returned_to_training(model, func, keys) -> bool:
+    """``func`` returns the converted module (a model builder) to a caller, of this file or
+    another project module, that trains it (:func:`_trains`)."""
+    if not _returned(func, keys):
+        return False
+    calls = [(model, c) for f in model.functions for c in f.calls if model.callee_of(c) is func]
+    for im, call in calls + model.external_calls(func):
+        targets = tuple(b.name for b in im.bindings if b.value is call.node and b.func is call.func)
+        if targets and _trains(im, call.func, targets):
+            return True
+    return False
+
+
+def _trains(model, func, keys, depth: int = 0) -> bool:
+    """``keys`` name a module in ``func``: an optimizer ``func`` builds over its parameters is
+    stepped by an enabled (not sharded) GradScaler of ``model`` (or, where ``model`` steps no
+    scaler itself, goes with its scaler to code that does), or ``func`` hands the module on to
+    code that does (at most three calls deep)."""
+    uf = facts(model)
+    if uf.ctors and not all(c.enabled is False for c in uf.ctors) and not any(c.is_sharded for c in uf.ctors):
+        steps = uf.calls("step")
+        stepped = _stepped(model, steps)
+        for targets, modules, ctor_func in _optimizers(model):
+            if ctor_func is func and any(_related(k, m) for k in keys for m in modules) and (
+                    not steps or any(_is_stepped(t, stepped) for t in targets)):
+                return True
+    if depth >= 3:
+        return False
+    for c in func.calls:
+        hit = model.target_of(c)
+        if hit is None or hit[1] is func:
+            continue
+        params = _params_bound(c, hit[1], keys)
+        if params and _trains(hit[0], hit[1], tuple(params), depth + 1):
+            return True
     return False
 
 
@@ -295,15 +362,8 @@ def _built_for_importers(model) -> list:
         keys = _module_keys(model, site)
         if not keys or not _returned(site.func, keys) or guarded(site.func, site.stmt):
             continue
-        for im, call in model.external_calls(site.func):
-            uf = facts(im)
-            if not uf.ctors or all(c.enabled is False for c in uf.ctors) or any(c.is_sharded for c in uf.ctors):
-                continue
-            targets = [b.name for b in im.bindings if b.value is call.node and b.func is call.func]
-            held = {m for _t, mods, f in _optimizers(im) if f is call.func for m in mods}
-            if any(_related(t, m) for t in targets for m in held):
-                out.append((site, keys))
-                break
+        if _returned_to_training(model, site.func, keys):
+            out.append((site, keys))
     return out
 
 
@@ -312,5 +372,10 @@ def _returned(func, keys) -> bool:
     from .syntax import expr_key as _key
     from .values import _returns
 
-    return any(_key(r) in keys for r in _returns(func))
+    def base(node):
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CHAIN:
+            node = node.func.value
+        return node
+
+    return any(_key(r) in keys or _key(base(r)) in keys for r in _returns(func))
 

@@ -1,0 +1,2 @@
+from .fitting import Fitter
+from .factory import create_network
