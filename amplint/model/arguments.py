@@ -233,9 +233,24 @@ def numeric_device(model, ctor) -> cst.BaseExpression | None:
         if len(bindings) == 1 and bindings[0].kind == "param" and bindings[0].default is not None \
                 and numeric(bindings[0].default):
             callers = caller_arguments(model, bindings[0].func, v.value, defaults=True)
-            if callers is not None and all(numeric(a) or _numbers(model, f, a) for f, a in callers):
+            typed = _numeric_annotation(bindings[0].annotation)
+            if callers is not None and all(numeric(a) or _numbers(model, f, a) or typed and _not_device(model, f, a)
+                                           for f, a in callers):
                 return v
     return None
+
+
+def _numeric_annotation(node) -> bool:
+    """``init_scale: float = 2.0**14``: the parameter says what its callers pass."""
+    if isinstance(node, cst.Annotation):
+        node = node.annotation
+    return isinstance(node, cst.Name) and node.value in ("float", "int")
+
+
+def _not_device(model, func, node) -> bool:
+    """Nothing known of the value says device (a string, a ``torch.device``)."""
+    return not any(v.kind == "device" or v.kind == "literal" and isinstance(v.data, str)
+                   for v in model.values.of(func, node))
 
 
 def _numbers(model, func, node) -> bool:

@@ -175,9 +175,12 @@ class ScalerTable:
                         for t in a.targets:
                             if t is not None:
                                 scaled_names[t] = recv
+        misfit: set[str] = set()  # ``x.step()``: GradScaler's step takes the optimizer, scale the outputs
         for c in f.calls:
             if c.method is None:
                 continue
+            if c.recv is not None and c.method in ("step", "scale") and not c.node.args:
+                misfit.add(c.recv)
             if c.recv is not None and c.method in SCALER_METHODS:
                 by_recv.setdefault(c.recv, set()).add(c.method)
             if c.method == "unscale_" and c.recv is not None:
@@ -191,6 +194,8 @@ class ScalerTable:
                 elif c.recv in scaled_names:
                     out.add(scaled_names[c.recv])
         for recv, methods in by_recv.items():
+            if recv in misfit:
+                continue
             if "scaler" in recv.rsplit(".", 1)[-1].lower() and methods & SCALER_METHODS:
                 out.add(recv)
             elif self.extra and self._configured(recv) and methods & SCALER_METHODS:
