@@ -17,7 +17,7 @@ from .conditions import mentions_any
 from .frames import Frame, Outs
 from .interproc import target_heads
 from .monitors import announce
-from .state import State, prune
+from .state import SCALED, State, prune
 
 MAX_LOOP_PASSES = 8
 #: passes after which a loop head accumulates instead of restarting from the entry
@@ -62,6 +62,8 @@ class Loops:
         # keys name the loop variables raw inside subscripts (``main#1.opts[idx]``)
         canon_variant = frozenset(self.canon(frame, t) or t for t in variant) | variant
         entry = cur if per_opt else {self.new_iteration(st) for st in cur}
+        if not per_opt and self.steps_without_backward(s):
+            entry = {_stale(st) for st in entry}
         head = entry
         out = Outs()
         body = _body(s.body)
@@ -151,6 +153,18 @@ class Loops:
 
     # --- iteration boundaries ------------------------------------------------------------------
 
+    def steps_without_backward(self, s: cst.For | cst.While) -> bool:
+        """A training loop of its own that steps an optimizer and runs no backward (nor code of
+        the project that does) on any path."""
+        hit = self._loop_backward.get(s)
+        if hit is None:
+            inside = [c for c in self.m.calls if s in c.loops]
+            hit = self._loop_backward[s] = any(
+                self.events.of(c).kind == "opt_step" or c.method == "step" and self.events.of(c).kind == "scaler"
+                for c in inside) and not any(
+                self.events.of(c).kind == "backward" or self.m.has_backward_call(c) for c in inside)
+        return hit
+
     def new_iteration(self, st: State) -> State:
         return st.map_scalers(lambda _k, f: f.but(iters=None) if f.iters is not None else f)
 
@@ -204,3 +218,12 @@ def _mentions(node: cst.CSTNode, names) -> bool:
             continue
         stack.extend(children(n))
     return False
+
+
+def _stale(st: State) -> State:
+    """A training loop without a backward of its own (a second stage that only steps a fresh
+    optimizer) meets scaled gradients only as what a partial accumulation window before it left:
+    that path is kept, but as speculative."""
+    if any(f.grads is not None and f.grads[0] == SCALED for _k, f in st.scalers):
+        return st.with_path(approx=True)
+    return st
