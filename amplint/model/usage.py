@@ -10,7 +10,7 @@ constructor or scaler call asks almost nothing.
 - :func:`name_uses`: the uses of some names (and of some expression nodes) in one function,
   each with its chain of parents, in source order;
 - :func:`in_eval_code`: whether a call sits in evaluation code (the regions AMP201 owns);
-- small expression helpers (:func:`mentions`, :func:`render_call`, :func:`numeric_literal`).
+- small expression helpers (:func:`mentions`, :func:`numeric_literal`).
 """
 
 from __future__ import annotations
@@ -388,21 +388,6 @@ def numeric_literal(node: cst.BaseExpression | None) -> bool:
     return False
 
 
-def arg_texts(model, call: cst.Call) -> list[tuple[str | None, str]] | None:
-    """``[(keyword or None, value text)]`` for a call without ``*``/``**`` arguments."""
-    out = []
-    for a in call.args:
-        if a.star:
-            return None
-        out.append((a.keyword.value if a.keyword is not None else None, model.code_for(a.value)))
-    return out
-
-
-def render_call(func_text: str, args: list[tuple[str | None, str]]) -> str:
-    parts = [f"{k}={v}" if k is not None else v for k, v in args]
-    return f"{func_text}({', '.join(parts)})"
-
-
 def key_last(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
@@ -430,8 +415,6 @@ __all__ = [
     "mentions",
     "calls_in",
     "numeric_literal",
-    "arg_texts",
-    "render_call",
     "expr_key",
     "scaler_ish",
     "is_simple",

@@ -135,6 +135,13 @@ class Values:
             out |= self._attr_of_value(base, attr, depth)
         return frozenset(out) if out else frozenset({UNKNOWN})
 
+    def may_be_none_only(self, func: FunctionInfo, expr: cst.BaseExpression) -> bool:
+        """``expr`` is ``None``, or a parameter defaulting to ``None`` that no binding makes
+        anything else (``closure=None`` handed on as ``scaler.step(opt, closure)``)."""
+        vals = self.of(func, expr)
+        return any(v.kind == "literal" and v.data is None for v in vals) and all(
+            v.kind == "param" or (v.kind == "literal" and v.data is None) for v in vals)
+
     def bindings_of_key(self, func: FunctionInfo, key: str) -> list[Binding]:
         head, dot, rest = key.partition(".")
         if dot and head in ("self", "cls") and "." not in rest:

@@ -79,27 +79,8 @@ class ScalerStepClosure(Rule):
             if closure is None:
                 pos = site.positional()
                 closure = pos[1] if len(pos) >= 2 else None
-            if closure is None or _forwarded_optional(model, site, closure.value):
+            if closure is None or model.values.may_be_none_only(site.func, closure.value):
                 continue
             if bound_to_other_class(model, site.recv):
                 continue  # a GradScaler subclass may support closures
             yield Finding(node=site.node, stmt=site.stmt, message=self.message.format(scaler=recv_text(model, site)))
-
-
-def _forwarded_optional(model, site, value) -> bool:
-    """``None``, or a parameter of the enclosing function whose default is ``None``."""
-    import libcst as cst
-
-    if isinstance(value, cst.Name) and value.value == "None":
-        return True
-    if not isinstance(value, cst.Name):
-        return False
-    node = site.func.node
-    if not isinstance(node, cst.FunctionDef):
-        return False
-    p = node.params
-    for param in list(p.posonly_params) + list(p.params) + list(p.kwonly_params):
-        if param.name.value == value.value:
-            d = param.default
-            return isinstance(d, cst.Name) and d.value == "None"
-    return False

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 
 
 class ScalerStateNotCheckpointed(Rule):
@@ -85,7 +86,8 @@ class ScalerStateNotCheckpointed(Rule):
         from ..model.checkpoints import checkpoints_without_scaler
 
         for report, cand in checkpoints_without_scaler(model):
-            scaler, fix = _fix(model, cand, self.fix_title)
+            scaler, never_none = _scaler_in_scope(model, cand.func)
+            fix = edits.add_scaler_state(model, cand.node, scaler, self.fix_title) if scaler and never_none else None
             message = self.message.format(scaler=scaler or "scaler")
             node, stmt = (report.node, report.stmt) if report is not None else (cand.node, cand.stmt)
             yield Finding(node=node, stmt=stmt, message=message, fix=fix)
@@ -114,34 +116,3 @@ def _scaler_in_scope(model, func) -> tuple[str | None, bool]:
     if not key.startswith("self."):
         binds = [a for a in binds if a.func is func or a.func.is_module]
     return key, bool(binds) and all(always_ctor(model, a.value) for a in binds)
-
-
-def _fix(model, cand, title: str) -> tuple[str | None, FixPlan | None]:
-    import libcst as cst
-
-    scaler, never_none = _scaler_in_scope(model, cand.func)
-    if scaler is None or not never_none:
-        return scaler, None
-    node = cand.node
-    value = f"{scaler}.state_dict()"
-    if isinstance(node, cst.Dict):
-        quote = '"'
-        for el in node.elements:
-            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                quote = el.key.value[-1]
-                break
-        entry = f"{quote}scaler{quote}: {value}"
-        if not node.elements:
-            edit = NodeEdit("replace", node, "{" + entry + "}")
-        else:
-            last = node.elements[-1]
-            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, {entry}")
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
-        if not node.args:
-            edit = NodeEdit("replace", node, f"dict(scaler={value})")
-        else:
-            last = node.args[-1]
-            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, scaler={value}")
-    else:
-        return scaler, None  # a comprehension, or a record (``Snapshot(...)``) without such a field
-    return scaler, FixPlan("safe", title.format(scaler=scaler), [edit])

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 from .common import call_text
 
 
@@ -87,66 +88,5 @@ class BackwardInsideAutocast(Rule):
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=call_text(model, site)),
-                fix=_fix(model, site, r, self.fix_title),
+                fix=edits.backward_out_of_autocast(model, site, r, self.fix_title),
             )
-
-
-def _fix(model, site, region, title: str) -> FixPlan | None:
-    import libcst as cst
-
-    from ..model import autocast_facts as AF
-
-    stmt = site.stmt
-    if not isinstance(stmt, cst.SimpleStatementLine) or site.regions[-1] is not region:
-        return None
-    view = AF.tree(model)
-    block = view.parent_of(stmt)
-    with_stmt = view.parent_of(block) if block is not None else None
-    if not isinstance(block, cst.IndentedBlock) or not isinstance(with_stmt, cst.With):
-        return None
-    if len(with_stmt.items) != 1 or with_stmt.items[0].item is not region.node or with_stmt.items[0].asname is not None:
-        return None
-    body = list(block.body)
-    i = next((k for k, s in enumerate(body) if s is stmt), None)
-    if i is None or i == 0 or not model.is_simple_statement(stmt, site.node):
-        return None
-    tail = body[i:]
-    if not all(_is_step_call(model, s) for s in tail[1:]):
-        return None  # only the optimizer/scaler bookkeeping may follow: nothing that computes
-    nl = model.module.default_newline
-    indent = view.indent.get(id(with_stmt))
-    if indent is None:
-        return None
-    lines = []
-    for s in tail:
-        if any(not (ll.comment is None and ll.whitespace.value == "") for ll in s.leading_lines):
-            return None  # comments above a moved line: leave it to a human
-        text = model.module.code_for_node(s.with_changes(leading_lines=[])).rstrip("\r\n")
-        if "\n" in text or "\r" in text:
-            return None  # a statement over several lines keeps its own indentation
-        lines.append(text)
-    moved = (nl + indent).join(lines)
-    edits = [NodeEdit("delete_stmt", s) for s in tail]
-    edits.append(NodeEdit("insert_after", with_stmt, moved))
-    return FixPlan("safe", title, edits)
-
-
-_BOOKKEEPING = frozenset({"step", "update", "zero_grad", "unscale_"})
-
-
-def _is_step_call(model, stmt) -> bool:
-    """``X.step(opt)`` / ``X.update()`` / ``X.zero_grad()`` / ``X.unscale_(opt)`` alone on a line,
-    with plain names as arguments."""
-    import libcst as cst
-
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
-        return False
-    call = stmt.body[0].value
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _BOOKKEEPING:
-        return False
-    if not isinstance(call.func.value, (cst.Name, cst.Attribute)):
-        return False
-    return all(
-        isinstance(a.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)) and not a.star
-        for a in call.args
-    )

@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from .. import torch_api as T
-from .base import Finding, FixPlan, NodeEdit, Rule
+from . import edits
+from .base import Finding, Rule
 
 
 
@@ -83,41 +84,5 @@ class FsdpNeedsShardedScaler(Rule):
                 message=self.message.format(ctor=head),
                 # with several constructors, one ShardedGradScaler would make the module look
                 # like it chooses per strategy and silence the others: no fix then
-                fix=_fix(model, c) if len(plain) == 1 else None,
+                fix=edits.sharded_scaler(model, c, self.fix_title) if len(plain) == 1 else None,
             )
-
-
-def _fix(model, ctor) -> FixPlan | None:
-    import libcst as cst
-
-    from ..model.usage import arg_texts, render_call
-
-    args = arg_texts(model, ctor.site.node)
-    if args is None:
-        return None
-    positional = [v for k, v in args if k is None]
-    keywords = [(k, v) for k, v in args if k is not None]
-    if ctor.family == "init_scale_first":
-        if positional:
-            return None
-        device = '"cpu"' if (ctor.qual or "").startswith("torch.cpu.") else '"cuda"'
-        new_args = [(None, device)] + keywords
-    else:
-        if len(positional) > 2:
-            return None
-        new_args = [(None, v) for v in positional] + keywords
-    local = model.imports.names.get("ShardedGradScaler")
-    edits = [NodeEdit("replace", ctor.site.node, render_call("ShardedGradScaler", new_args))]
-    if local is None:
-        if any(f.is_local("ShardedGradScaler") for f in model.functions) or "ShardedGradScaler" in model.top.assigned:
-            return None
-        anchor = None
-        for s in model.module.body:
-            if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
-                anchor = s
-        if anchor is None:
-            return None
-        edits.append(NodeEdit("insert_after", anchor, T.SHARDED_SCALER_IMPORT))
-    elif not local.endswith("ShardedGradScaler"):
-        return None
-    return FixPlan("safe", FsdpNeedsShardedScaler.fix_title, edits)

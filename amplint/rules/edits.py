@@ -608,3 +608,131 @@ def bce_with_logits(model, site, kind: str, title: str) -> FixPlan | None:
     else:
         return None
     return FixPlan("safe", title, edits)
+
+def add_scaler_state(model, node, scaler: str, title: str) -> FixPlan | None:
+    """AMP013: add ``\"scaler\": <scaler>.state_dict()`` to a checkpoint dict literal or ``dict(...)`` call
+    (keeping the quotes of its keys); nothing for a comprehension or a record."""
+    cst = _cst()
+    value = f"{scaler}.state_dict()"
+    if isinstance(node, cst.Dict):
+        quote = '"'
+        for el in node.elements:
+            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                quote = el.key.value[-1]
+                break
+        entry = f"{quote}scaler{quote}: {value}"
+        if not node.elements:
+            edit = NodeEdit("replace", node, "{" + entry + "}")
+        else:
+            last = node.elements[-1]
+            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, {entry}")
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+        if not node.args:
+            edit = NodeEdit("replace", node, f"dict(scaler={value})")
+        else:
+            last = node.args[-1]
+            edit = NodeEdit("replace", last.value, f"{model.code_for(last.value)}, scaler={value}")
+    else:
+        return None  # a comprehension, or a record (``Snapshot(...)``) without such a field
+    return FixPlan("safe", title.format(scaler=scaler), [edit])
+
+
+def backward_out_of_autocast(model, site, region, title: str) -> FixPlan | None:
+    """AMP105: move a backward that ends its autocast block (and the bookkeeping calls after
+    it) out of the ``with``."""
+    cst = _cst()
+
+    from ..model import autocast_facts as AF
+
+    stmt = site.stmt
+    if not isinstance(stmt, cst.SimpleStatementLine) or site.regions[-1] is not region:
+        return None
+    view = AF.tree(model)
+    block = view.parent_of(stmt)
+    with_stmt = view.parent_of(block) if block is not None else None
+    if not isinstance(block, cst.IndentedBlock) or not isinstance(with_stmt, cst.With):
+        return None
+    if len(with_stmt.items) != 1 or with_stmt.items[0].item is not region.node or with_stmt.items[0].asname is not None:
+        return None
+    body = list(block.body)
+    i = next((k for k, s in enumerate(body) if s is stmt), None)
+    if i is None or i == 0 or not model.is_simple_statement(stmt, site.node):
+        return None
+    tail = body[i:]
+    if not all(_is_step_call(model, s) for s in tail[1:]):
+        return None  # only the optimizer/scaler bookkeeping may follow: nothing that computes
+    nl = model.module.default_newline
+    indent = view.indent.get(id(with_stmt))
+    if indent is None:
+        return None
+    lines = []
+    for s in tail:
+        if any(not (ll.comment is None and ll.whitespace.value == "") for ll in s.leading_lines):
+            return None  # comments above a moved line: leave it to a human
+        text = model.module.code_for_node(s.with_changes(leading_lines=[])).rstrip("\r\n")
+        if "\n" in text or "\r" in text:
+            return None  # a statement over several lines keeps its own indentation
+        lines.append(text)
+    moved = (nl + indent).join(lines)
+    edits = [NodeEdit("delete_stmt", s) for s in tail]
+    edits.append(NodeEdit("insert_after", with_stmt, moved))
+    return FixPlan("safe", title, edits)
+
+
+_BOOKKEEPING = frozenset({"step", "update", "zero_grad", "unscale_"})
+
+
+def _is_step_call(model, stmt) -> bool:
+    cst = _cst()
+
+    """``X.step(opt)`` / ``X.update()`` / ``X.zero_grad()`` / ``X.unscale_(opt)`` alone on a line,
+    with plain names as arguments."""
+
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+        return False
+    call = stmt.body[0].value
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _BOOKKEEPING:
+        return False
+    if not isinstance(call.func.value, (cst.Name, cst.Attribute)):
+        return False
+    return all(
+        isinstance(a.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)) and not a.star
+        for a in call.args
+    )
+
+
+def sharded_scaler(model, ctor, title: str) -> FixPlan | None:
+    """AMP902: ``GradScaler(...)`` -> ``ShardedGradScaler(...)`` (device first), importing it after
+    the module's last import line when needed."""
+    cst = _cst()
+    from .. import torch_api as T
+
+    args = arg_texts(model, ctor.site.node)
+    if args is None:
+        return None
+    positional = [v for k, v in args if k is None]
+    keywords = [(k, v) for k, v in args if k is not None]
+    if ctor.family == "init_scale_first":
+        if positional:
+            return None
+        device = '"cpu"' if (ctor.qual or "").startswith("torch.cpu.") else '"cuda"'
+        new_args = [(None, device)] + keywords
+    else:
+        if len(positional) > 2:
+            return None
+        new_args = [(None, v) for v in positional] + keywords
+    local = model.imports.names.get("ShardedGradScaler")
+    edits = [NodeEdit("replace", ctor.site.node, render_call("ShardedGradScaler", new_args))]
+    if local is None:
+        if any(f.is_local("ShardedGradScaler") for f in model.functions) or "ShardedGradScaler" in model.top.assigned:
+            return None
+        anchor = None
+        for s in model.module.body:
+            if isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
+                anchor = s
+        if anchor is None:
+            return None
+        edits.append(NodeEdit("insert_after", anchor, T.SHARDED_SCALER_IMPORT))
+    elif not local.endswith("ShardedGradScaler"):
+        return None
+    return FixPlan("safe", title, edits)
