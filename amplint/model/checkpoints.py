@@ -357,7 +357,7 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
         return out
     if isinstance(value, cst.Name):
         name = value.value
-        bindings = [a for a in model.assignments if a.func is func and name in a.targets]
+        bindings = _reaching(model, func, name, save_site)
         out = []
         for a in bindings:
             found = _dicts(model, func, a.value, depth + 1, save_site)
@@ -370,6 +370,25 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
             _extend_by_subscripts(model, func, name, [c for c in out if c.func is func], sink)
         return out
     return []
+
+
+def _reaching(model, func, name: str, site) -> list:
+    """The assignments of ``name`` in ``func`` that can reach ``site``: the last one before it
+    when nothing branches between them (``ckpt = {...}`` written again before a second save),
+    else every one."""
+    bindings = [a for a in model.assignments if a.func is func and name in a.targets]
+    order = getattr(site, "order", None)
+    if order is None or len(bindings) < 2:
+        return bindings
+    before = [b for b in model.bindings if b.func is func and b.name == name and b.kind == "assign" and b.order < order]
+    if not before:
+        return bindings
+    last = max(before, key=lambda b: b.order)
+    if tuple(last.arms) != tuple(site.arms)[:len(last.arms)]:
+        return bindings  # assigned in a branch the save is not in: an earlier value may reach it
+    if mentions(last.value, lambda t: t == name):
+        return bindings  # ``ckpt = asdict(ckpt)``: built from the value before it
+    return [a for a in bindings if a.stmt is last.stmt] or bindings
 
 
 def _from_dict(node, func, model=None) -> Cand:
@@ -390,9 +409,27 @@ def _from_dict(node, func, model=None) -> Cand:
                 if _opaque(el.value) and not isinstance(k, (cst.Integer, cst.Float)) and not _plain_data(model, func, el.value):
                     cand.unknown = True
             cand.values.append(el.value)
-        else:
+        elif not _known_kwargs(model, func, el.value, cand):
             cand.unknown = True  # ``**other``
     return cand
+
+
+def _known_kwargs(model, func, value, cand) -> bool:
+    """``**kwargs`` of ``func``'s own ``**kwargs`` parameter, every caller of the file known and
+    passing plain keywords: those keys and values join the dict."""
+    star = getattr(getattr(func.node, "params", None), "star_kwarg", None)
+    if model is None or star is None or not isinstance(value, cst.Name) or value.value != star.name.value:
+        return False
+    calls = [c for c in model.calls if model.callee_of(c) is func]
+    if not calls or any(a.star for c in calls for a in c.node.args):
+        return False
+    named = set(func.params)
+    for c in calls:
+        for a in c.node.args:
+            if a.keyword is not None and a.keyword.value not in named:
+                cand.keys.append(a.keyword.value)
+                cand.values.append(a.value)
+    return True
 
 
 def _plain_data(model, func, value) -> bool:
@@ -556,11 +593,17 @@ def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> No
                 if call is sink or _passthrough(model, call) is not None:
                     continue
                 site = model.call_of.get(call)
-                if site is not None and site.qual in N.TORCH_SAVE:
+                if site is not None and (site.qual in N.TORCH_SAVE or _other_save(model, site)):
                     continue
                 cand.unknown = True
             if isinstance(parent, cst.AugAssign):
                 cand.unknown = True
+
+
+def _other_save(model, site) -> bool:
+    """``xm.save(ckpt, path)``, ``accelerator.save(ckpt, path)``: another library's ``save`` of the
+    dict (not a helper of this file, which may add keys) writes it as it is."""
+    return (site.text or "").rsplit(".", 1)[-1] == "save" and model.callee_of(site) is None
 
 
 def _merged(model, call) -> Cand | None:

@@ -88,12 +88,12 @@ class Events:
                 return Event("clip", cs, use="read" if qual.endswith("get_total_norm") else "clip")
             if qual in T.NORM_FUNCTIONS or qual in T.GRAD_EDIT_FUNCTIONS or qual in T.GRAD_READ_FUNCTIONS:
                 first = cs.arg(0, "input")
-                if first is not None and mentions_grad(first.value) and not predicate_chain(first.value):
+                if first is not None and reads_grads(first.value) and not predicate_chain(first.value):
                     return Event("clip", cs, use="edit" if qual in T.GRAD_EDIT_FUNCTIONS else "read")
                 return Event("torch", cs)
             if qual.startswith("torch.") or qual.split(".", 1)[0] in PURE_MODULES:
                 return Event("torch", cs)
-        if m in T.GRAD_READ_METHODS and mentions_grad(cs.recv_node) and not predicate_chain(cs.recv_node):
+        if m in T.GRAD_READ_METHODS and reads_grads(cs.recv_node) and not predicate_chain(cs.recv_node):
             # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
             return Event("clip", cs, use="read")
         if m in T.GRAD_EDIT_METHODS and mentions_grad(cs.recv_node):
@@ -174,6 +174,26 @@ def receiver_chain(node: cst.CSTNode | None):
 def mentions_grad(node: cst.CSTNode | None) -> bool:
     """``p.grad``, ``p.grad.data``, ``p.grad.detach()`` ...: the expression reads a ``.grad``."""
     return any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in receiver_chain(node))
+
+
+_GATHER = frozenset({"cat", "stack", "hstack", "vstack", "concat", "concatenate", "_flatten_dense_tensors"})
+
+
+def reads_grads(node: cst.CSTNode | None) -> bool:
+    """The expression is gradients: a ``.grad`` chain, or gradients gathered into one tensor
+    (``torch.cat([p.grad.view(-1) for p in params])``, ``torch.stack([...])``)."""
+    if mentions_grad(node):
+        return True
+    for n in receiver_chain(node):
+        if isinstance(n, cst.Call) and isinstance(n.func, (cst.Attribute, cst.Name)) and n.args and (
+                (n.func.attr if isinstance(n.func, cst.Attribute) else n.func).value in _GATHER):
+            items = n.args[0].value
+            if isinstance(items, (cst.ListComp, cst.GeneratorExp)):
+                return mentions_grad(items.elt) and not predicate_chain(items.elt)
+            if isinstance(items, (cst.List, cst.Tuple)):
+                return any(mentions_grad(e.value) for e in items.elements if isinstance(e, cst.Element))
+            return False
+    return False
 
 
 def predicate_chain(node: cst.CSTNode | None) -> bool:

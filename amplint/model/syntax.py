@@ -729,6 +729,17 @@ class Builder:
                 b.enabled = None if b.enabled is not False else False
                 return b
             return a if a is not None and b is not None and a.kind == b.kind else None
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):
+            # ``with {"bf16": autocast(dtype=bf16), "fp16": autocast(dtype=fp16), "fp32":
+            # nullcontext()}[args.precision]:``: one of the options, float16 when one is
+            options = [self.region_of(el.value, ctx) for el in node.value.elements if isinstance(el, cst.DictElement)]
+            casts = [r for r in options if r is not None and r.kind == "autocast"]
+            if not casts:
+                return None
+            pick = next((r for r in casts if r.dtype == "float16"), casts[0])
+            if len(casts) < len(options) or any(r.dtype != pick.dtype for r in casts):
+                pick.enabled = None if pick.enabled is not False else False
+            return pick
         if isinstance(node, cst.Call):
             qual = self.imports.qualify(node.func)
             if qual is None:

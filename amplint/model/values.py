@@ -29,6 +29,8 @@ Kinds of value:
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from .. import torch_api as T
@@ -75,6 +77,7 @@ def _hashable(data):
         return id(data)
 
 
+_AMP_SCALER_NAME = re.compile(r"(?i)(?:grad|amp)_?scaler")
 UNKNOWN = Value("unknown")
 NONE = Value("literal", None)
 _EMPTY: frozenset[Value] = frozenset()
@@ -267,7 +270,10 @@ class Values:
                 out.add(Value("optimizer", None))
             elif qual == T.TORCH_DEVICE:
                 out.add(Value("device", None))
-            elif text[:1].isupper() or "." in qual:
+            elif (text[:1].isupper() or "." in qual) and not (qual == text and _AMP_SCALER_NAME.search(text)
+                                                              and text.split(".", 1)[0] not in self.classes):
+                # (a name neither imported nor defined here that says GradScaler, ``scaler:
+                # "AMPScaler"``, a forward reference to an alias, says nothing either way)
                 out.add(Value("other", qual))
         return frozenset(out)
 
