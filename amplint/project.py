@@ -20,6 +20,7 @@ are built once per (path, size, mtime) per process and shared by every file's an
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -143,7 +144,8 @@ _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autoc
 
 def find_root(path: Path) -> Path:
     """The nearest ancestor with a project marker; without one, the folder above the outermost
-    package (``__init__.py``) holding the file, else the file's own folder."""
+    package (``__init__.py``) holding the file, else the file's own folder, or the ancestor of
+    either where the imports of the file's folder resolve (:func:`_import_anchor`)."""
     start = path.parent if path.suffix else path
     p = start.resolve()
     for d in (p, *p.parents):
@@ -152,7 +154,55 @@ def find_root(path: Path) -> Path:
     top = p
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
-    return top
+    return _import_anchor(path.parent.resolve(), top) if path.suffix == ".py" else top
+
+
+_MAX_SIBLINGS = 64  # the modules of a folder read to find its root
+_ANCHOR_BYTES = 65_536  # of each: imports sit at the top
+
+
+@functools.lru_cache(maxsize=256)
+def _import_anchor(folder: Path, top: Path, levels: int = 4) -> Path:
+    """Without a marker, a repository of namespace packages (``utils/commons/trainer.py``
+    importing ``utils.commons.base_task``, no ``__init__.py``) is rooted where the absolute
+    imports of the file and of the modules beside it resolve (every file of a folder gets the
+    same root): the ancestor (up to ``levels`` above the package root) under which most of them
+    are files or folders; the package root when none does better."""
+    mods: set[str] = set()
+    try:
+        siblings = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".py"))[:_MAX_SIBLINGS]
+    except OSError:
+        return top
+    for f in siblings:
+        try:
+            with open(f, "rb") as h:
+                data = h.read(_ANCHOR_BYTES)
+        except OSError:
+            continue
+        for base, pairs in _import_lines(data):
+            if base is None:
+                mods.update(name for name, _a in pairs if "." in name)
+            elif "." in base and not base.startswith("."):
+                mods.add(base)  # a dotted import names folders the root must hold
+    if not mods:
+        return top
+    best, score = top, 0
+    for d in [top, *list(top.parents)[:levels]]:
+        n = sum(1 for m in mods if _module_exists(d, m.split(".")))
+        if n > score:
+            best, score = d, n
+    return best
+
+
+def _module_exists(root: Path, parts: list[str]) -> bool:
+    """``a.b.c`` is a module, a package, or a name in a module under ``root``."""
+    for k in (len(parts), len(parts) - 1):
+        if k < 1:
+            continue
+        base = root.joinpath(*parts[:k])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file() or (k == len(parts) and base.is_dir()):
+            return True
+    return False
 
 
 class Project:
@@ -184,6 +234,7 @@ class Project:
     def forget(cls) -> None:
         """Drop every project index (a new run, or files changed under a long-lived server)."""
         cls._by_root.clear()
+        _import_anchor.cache_clear()
 
     @classmethod
     def for_path(cls, path: str | Path) -> "Project":

@@ -116,6 +116,31 @@ def test_project_root_and_module_names(tmp_path):
     assert set(proj.importers(mod)) == {(tmp_path / "src" / "pkg" / "other.py").resolve()}
 
 
+def test_a_repository_of_namespace_packages_is_rooted_where_its_imports_resolve(tmp_path):
+    """No marker and no ``__init__.py``: the root is where the file's dotted imports resolve, so
+    the typed task hook of the trainer is followed into the other folder."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    src = PROJECTS / "typed_task_hook" / "speech"
+    (repo / "utils" / "commons").mkdir(parents=True)
+    for name in ("trainer.py", "base_task.py"):
+        text = (src / name).read_text().replace("speech.base_task", "utils.commons.base_task")
+        (repo / "utils" / "commons" / name).write_text(text)
+    shutil.copy(src / "base_task.py", repo / "utils" / "commons" / "base_task.py")
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "plain.py").write_text("import os.path\n")
+    base = repo / "utils" / "commons" / "base_task.py"
+    assert find_root(repo / "utils" / "commons" / "trainer.py") == repo.resolve()
+    assert find_root(repo / "scripts" / "plain.py") == (repo / "scripts").resolve()  # nothing resolves above
+    Project._by_root.clear()
+    assert {(d.code, d.location.row) for d in _lint_alone(base)} == {("AMP002", 14)}
+
+
+def _lint_alone(f: Path):
+    return lint_source(f.read_bytes(), str(f), select=["ALL"])
+
+
 def test_module_files_are_found_from_the_walk_and_on_disk_past_it(tmp_path):
     (tmp_path / "setup.py").write_text("")
     (tmp_path / "pkg").mkdir()

@@ -241,6 +241,8 @@ class Interproc(Objects):
             inst = self.instance(func, owner_class(func), head)
         else:
             inst = self.instance(func, func, head) or self.instance(func, None, head)
+        if inst is None:
+            inst = self.typed_class(frame.func, cs)
         if inst is not None:
             target = scopes.method(inst, attr)
             if target is not None:

@@ -91,7 +91,41 @@ class Objects:
             inst = self.instance(func, scope, key) or (None if key.startswith("self.") else self.instance(func, None, key))
             if inst is not None:
                 return self.m.scopes.method(inst, name)
-        return None
+        cls = self.typed_class(func, c) if c.method is not None else None
+        return self.m.scopes.method(cls, c.method) if cls is not None else None
+
+    def typed_class(self, func, cs: CallSite):
+        """The one class of the project whose method a call on a receiver of known type runs,
+        as the value layer knows the receiver: an object built from a class of the file, or a
+        name annotated with a project class (``task: BaseTask = ...`` returned by a getter).
+        Candidates without that method are dropped (a DDP wrapper it may also be); None when
+        unknown or ambiguous."""
+        recv = cs.recv_node
+        if cs.method is None or not isinstance(recv, (cst.Name, cst.Attribute)) or (
+                cs.recv or "").split(".", 1)[0] in ("self", "cls"):
+            return None
+        found = None
+        for v in self.m.values.of(func, recv):
+            if v.kind == "instance" and v.data is not None:
+                cls = v.data
+            elif v.kind == "other" and isinstance(v.data, str):
+                cls = self._project_class(func, v.data)
+            else:
+                continue
+            if cls is None or self.m.scopes.method(cls, cs.method) is None:
+                continue
+            if found is not None and found is not cls:
+                return None
+            found = cls
+        return found
+
+    def _project_class(self, func, qual: str):
+        named = self.m.scopes.classes_named(qual, func)
+        if named:
+            return named[0]
+        model = getattr(func, "owner_model", None)
+        hit = model.project.symbol(qual) if model is not None and model.project is not None else None
+        return hit[1] if hit is not None and hasattr(hit[1], "methods") else None
 
     def passes_scaler(self, frame, cs: CallSite) -> bool:
         return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
