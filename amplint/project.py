@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Iterator
 
@@ -170,15 +171,12 @@ def _import_anchor(folder: Path, top: Path, levels: int = 4) -> Path:
     are files or folders; the package root when none does better."""
     mods: set[str] = set()
     try:
-        siblings = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".py"))[:_MAX_SIBLINGS]
+        # regular files only: a FIFO or a device named *.py is never opened (it would block)
+        siblings = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".py") and e.is_file())[:_MAX_SIBLINGS]
     except OSError:
         return top
     for f in siblings:
-        try:
-            with open(f, "rb") as h:
-                data = h.read(_ANCHOR_BYTES)
-        except OSError:
-            continue
+        data = _head_of(f)
         for base, pairs in _import_lines(data):
             if base is None:
                 mods.update(name for name, _a in pairs if "." in name)
@@ -192,6 +190,20 @@ def _import_anchor(folder: Path, top: Path, levels: int = 4) -> Path:
         if n > score:
             best, score = d, n
     return best
+
+
+def _head_of(path: str) -> bytes:
+    """The first bytes of a regular file; nothing for anything else (opened without blocking)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, _ANCHOR_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _module_exists(root: Path, parts: list[str]) -> bool:

@@ -123,6 +123,11 @@ def insert_update(model, site, scaler: str, title: str) -> FixPlan | None:
     last = (site.recv or "").rsplit(".", 1)[-1]
     if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
         return None
+    opt = site.arg(0, "optimizer")
+    head = (model.code_for(opt.value) if opt is not None else "").split(".", 1)[0].split("[", 1)[0]
+    if any(b.kind == "for" and b.name == head and b.node is not None and any(loop in site.loops for loop in b.loops + (b.stmt,))
+           for b in model.bindings if b.func is site.func):
+        return None  # ``for opt in optimizers: scaler.step(opt)``: the update belongs after the loop
     return insert_after(site.stmt, f"{scaler}.update()", title, "unsafe")
 
 
