@@ -249,9 +249,19 @@ class Linter:
         result = result if result is not None else FileResult(name, source=source)
         result.analysed = True
         tree, err = _cpython_parse(source.text, name)
+        magics = None
         if err is not None:
-            result.diagnostics.append(err)
-            return result
+            from .literals import blank_magics
+
+            magics = blank_magics(source.text)
+            tree = _cpython_parse(magics[0], name)[0] if magics is not None else None
+            if tree is None:
+                result.diagnostics.append(err)
+                return result
+            # a notebook exported as a script: the escape lines are an AMP000, the rest is linted
+            result.diagnostics.append(_syntax_diag(
+                name, f"IPython escape line (`!`/`%` shell or magic command) is not Python; {len(magics[1])} such "
+                "line(s) are read as `pass` and the rest is checked", magics[1][0][0], 1))
         raw = data if data is not None else source.text.encode("utf-8", "surrogatepass")
         from .screen import SCREENS, facts
 
@@ -271,7 +281,7 @@ class Linter:
                 name, f"the file holds an expression chain of {f.longest_chain} links (over {MAX_CHAIN}): not analysed", 1, 1))
             return result
         try:
-            diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules, tree))
+            diags, errors, warnings = _run_big_stack(lambda: self._analyse(source, name, rules, tree, magics))
         except RecursionError:
             diags, errors, warnings = [_syntax_diag(name, "the file is nested too deeply to analyse", 1, 1)], [], []
         except MemoryError:
@@ -306,13 +316,14 @@ class Linter:
         self._models.use_root(project.root)
         return ProjectLink(project, self._models, path), path
 
-    def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None):
+    def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None, magics=None):
         import libcst as cst
 
         from .literals import blank_large_literals, fold_identifiers, touches
         from .model import AmpModel
 
-        text, blanked = blank_large_literals(source.text, tree)
+        text, blanked = blank_large_literals(magics[0] if magics is not None else source.text, tree)
+        blanked = blanked + (magics[1] if magics is not None else [])
         text, folded = fold_identifiers(text)
         blanked = blanked + folded
         opts: RuleOptions = self.settings.options
@@ -366,9 +377,11 @@ class Linter:
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
                 continue
-            if blanked and diag.fix is not None and any(
-                    touches(blanked, e.location.row, e.end_location.row) for e in diag.fix.edits):
-                diag = diag._replace(fix=None)  # computed from a blanked literal: not offered
+            if diag.fix is not None and (magics is not None or blanked and any(
+                    touches(blanked, e.location.row, e.end_location.row) for e in diag.fix.edits)):
+                # computed from a blanked literal, or in a file that is not Python as written (a
+                # notebook exported with its escape lines, never rewritten): not offered
+                diag = diag._replace(fix=None)
             key = (diag.code, diag.location, diag.message)
             if key in seen:
                 continue

@@ -144,3 +144,28 @@ def fold_identifiers(text: str) -> tuple[str, list[tuple[int, int]]]:
             line = line[:start] + folded + line[end:]
         lines[row - 1] = line
     return "".join(lines), [(r, r) for r in sorted(changed)]
+
+
+#: an IPython escape at the start of a line of a notebook exported as a script: ``!pip install
+#: x``, ``%matplotlib inline``, ``%%time``, ``files = !ls``
+_MAGIC = re.compile(r"^([ \t]*)(?:[!%]|[A-Za-z_][\w.]*[ \t]*=[ \t]*!)(?![=])[^\r\n]*", re.M)
+
+
+def blank_magics(text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """``text`` with the IPython escape lines of a notebook exported as a ``.py`` (Colab, Kaggle)
+    turned into ``pass`` statements of the same length, and the rows changed; None when there is
+    none. Used only where CPython rejects the file: the file stays an AMP000, its Python is
+    still linted, and no fix is offered on those rows."""
+    rows: list[tuple[int, int]] = []
+    starts = [0] + [m.end() for m in _NEWLINES.finditer(text)]
+
+    def repl(m: re.Match) -> str:
+        import bisect
+
+        row = bisect.bisect_right(starts, m.start())
+        rows.append((row, row))
+        body = m.group(0)[len(m.group(1)):]
+        return m.group(1) + ("pass" + " " * (len(body) - 4) if len(body) >= 4 else "pass")
+
+    out = _MAGIC.sub(repl, text)
+    return (out, rows) if rows else None

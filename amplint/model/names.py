@@ -69,11 +69,12 @@ def module_name(node: cst.BaseExpression | None) -> str:
 class ImportTable:
     """Local name -> qualified dotted name, from every import statement in the file."""
 
-    __slots__ = ("names", "star_torch")
+    __slots__ = ("names", "star_torch", "star_other")
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
         self.star_torch: set[str] = set()
+        self.star_other = False  # ``from config import *``: it may bring ``torch`` itself
 
     def add(self, stmt: cst.Import | cst.ImportFrom) -> None:
         if isinstance(stmt, cst.Import):
@@ -92,6 +93,8 @@ class ImportTable:
         if isinstance(stmt.names, cst.ImportStar):
             if base.startswith("torch"):
                 self.star_torch.add(base)
+            else:
+                self.star_other = True
             return
         for alias in stmt.names:
             name = module_name(alias.name)
@@ -108,6 +111,10 @@ class ImportTable:
         head, _, rest = text.partition(".")
         full = self.names.get(head)
         if full is None:
+            if self.star_other and head in _STAR_CONVENTIONS:
+                # a name no import of this file binds, brought by a star import: by convention
+                full = _STAR_CONVENTIONS[head]
+                return f"{full}.{rest}" if rest else full
             if self.star_torch:
                 for base in sorted(self.star_torch):
                     candidate = f"{base}.{text}"
@@ -121,6 +128,8 @@ class ImportTable:
 
 
 _ALL_KNOWN = T.KNOWN_SYMBOLS
+#: the names a star import of a project module (``from config import *``) conventionally brings
+_STAR_CONVENTIONS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"}
 
 
 def _known_symbol(qual: str) -> bool:

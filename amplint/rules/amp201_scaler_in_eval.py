@@ -61,7 +61,9 @@ class ScalerInEval(Rule):
     ## Fix safety
     `scaler.scale(x).item()` and `float(scaler.scale(x))` become `x.item()` and `float(x)`:
     a safe fix, the value no longer carries the scale. Deleting an `update()` or `step()`
-    statement in evaluation code is offered as an unsafe fix.
+    statement in evaluation code is offered as an unsafe fix (an `update()` only where its
+    function does not also call `step()`: deleted alone, it would leave that step without an
+    update).
 
     ## References
     - [AMP recipe: inference/evaluation needs autocast only](https://pytorch.org/docs/stable/amp.html)
@@ -84,7 +86,9 @@ class ScalerInEval(Rule):
             call = f"{recv_text(model, site)}.{_METHODS[obs.kind]}()"
             if obs.kind == "scale":
                 fix = edits.unscaled_metric(model, site)
-            elif obs.kind in ("update", "step") and edits.is_simple_statement(site.stmt, site.node):
+            elif obs.kind in ("update", "step") and edits.is_simple_statement(site.stmt, site.node) and not (
+                    obs.kind == "update" and any(c.method == "step" and c.recv == site.recv for c in site.func.calls)):
+                # (an update whose function also steps stays: alone, its deletion orphans the step)
                 fix = edits.delete_line(site.stmt, f"Delete the `{obs.kind}()` call")
             else:
                 fix = None

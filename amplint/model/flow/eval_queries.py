@@ -10,15 +10,17 @@ def eval_context(obs) -> str | None:
     """Where a scaler call observation runs in evaluation code, in words, or None:
     gradients disabled (for ``scale``, or when no scaled backward precedes), or after
     ``m.eval()`` / in an evaluation function with no backward."""
-    r = obs.grad_disabled
-    if r is not None and (obs.kind == "scale" or _no_backward_before(obs)):
+    disabled = obs.grad_disabled is not None
+    if disabled and (obs.kind == "scale" or _no_backward_before(obs)):
         return "gradients are disabled here"
     for r in reversed(obs.regions):
+        # (the words say where the call is, not which path made it count: under no_grad they
+        # are the same whether or not a step came before)
         if r.kind == "eval" and not r.has_backward:
             target = f"`{r.target}`" if r.target else "the model"
-            return f"after {target}.eval() with no backward"
+            return "gradients are disabled here" if disabled else f"after {target}.eval() with no backward"
         if r.kind == "eval_name" and not r.has_backward:
-            return "an evaluation function with no backward"
+            return "gradients are disabled here" if disabled else "an evaluation function with no backward"
     return None
 
 
