@@ -89,13 +89,16 @@ class Events:
             if qual in T.NORM_FUNCTIONS or qual in T.GRAD_EDIT_FUNCTIONS or qual in T.GRAD_READ_FUNCTIONS:
                 first = cs.arg(0, "input")
                 if first is not None and reads_grads(first.value) and not predicate_chain(first.value):
-                    return Event("clip", cs, use="edit" if qual in T.GRAD_EDIT_FUNCTIONS else "read")
+                    edit = qual in T.GRAD_EDIT_FUNCTIONS
+                    if not edit and self._normalizes(cs):
+                        return Event("torch", cs)
+                    return Event("clip", cs, use="edit" if edit else "read")
                 return Event("torch", cs)
             if qual.startswith("torch.") or qual.split(".", 1)[0] in PURE_MODULES:
                 return Event("torch", cs)
         if m in T.GRAD_READ_METHODS and reads_grads(cs.recv_node) and not predicate_chain(cs.recv_node):
             # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
-            return Event("clip", cs, use="read")
+            return Event("torch", cs) if self._normalizes(cs) else Event("clip", cs, use="read")
         if m in T.GRAD_EDIT_METHODS and mentions_grad(cs.recv_node):
             # ``p.grad.clamp_(-1, 1)``: an edit that is not a rescaling
             return Event("clip", cs, use="edit")
@@ -108,6 +111,30 @@ class Events:
         if cs.text is not None and "." not in cs.text and cs.text in PURE_BUILTINS and not cs.func.is_local(cs.text):
             return Event("pure", cs)
         return Event("call", cs, method=m, param_recv=param_recv)
+
+    def _normalizes(self, cs: CallSite) -> bool:
+        """``norm = torch.norm(p.grad)`` used only to divide gradients (``eps * p.grad / norm``,
+        FGM's perturbation) or compared (``if norm != 0``): the ratio does not depend on the
+        loss scale, so the read is not a magnitude that scaled gradients falsify."""
+        from .usage import name_uses
+
+        names = {b.name for b in self.m.bindings if b.value is cs.node and b.kind == "assign" and "." not in b.name}
+        if len(names) != 1:
+            return False
+        uses = [u for u in name_uses(cs.func, names) if not u.store]
+        for u in uses:
+            parent, field = u.parent()
+            if isinstance(parent, cst.BinaryOperation) and field == "right" and isinstance(parent.operator, cst.Divide) \
+                    and _has_grads(parent.left):
+                continue
+            if isinstance(parent, (cst.ComparisonTarget, cst.Comparison)):
+                continue
+            call, _ = u.parent(2)
+            if isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, (cst.Name, cst.Attribute)) \
+                    and (call.func.attr if isinstance(call.func, cst.Attribute) else call.func).value in T.GRAD_PREDICATES:
+                continue  # ``torch.isnan(norm)``, ``math.isfinite(norm)``
+            return False
+        return bool(uses)
 
     # --- receivers ---------------------------------------------------------------------------
 
@@ -194,6 +221,15 @@ def reads_grads(node: cst.CSTNode | None) -> bool:
                 return any(mentions_grad(e.value) for e in items.elements if isinstance(e, cst.Element))
             return False
     return False
+
+
+def _has_grads(node) -> bool:
+    """Gradients somewhere in an arithmetic expression (``epsilon * p.grad``)."""
+    if isinstance(node, cst.BinaryOperation):
+        return _has_grads(node.left) or _has_grads(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _has_grads(node.expression)
+    return reads_grads(node)
 
 
 def predicate_chain(node: cst.CSTNode | None) -> bool:

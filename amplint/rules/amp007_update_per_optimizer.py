@@ -4,7 +4,7 @@ from typing import Iterable
 
 from . import edits
 from .base import Finding, Rule
-from .common import call_text, display_key, recv_text
+from .common import call_text, display_key, recv_text, related_at
 
 
 class UpdatePerOptimizer(Rule):
@@ -13,7 +13,11 @@ class UpdatePerOptimizer(Rule):
     steps of different optimizers in between:
     `scaler.step(opt_d); scaler.update(); ...; scaler.step(opt_g); scaler.update()`.
 
-    The finding is reported on the second `update()` of the iteration.
+    The finding is reported on the first `update()` of the iteration, the one that comes before
+    another optimizer's step (the later update is named as a related location); the updates may
+    sit in different methods of a class (`discriminator_step`, `generator_step`). Loops inside the
+    iteration that step nothing (`for p in d.parameters(): p.requires_grad = True`) do not
+    start a new iteration.
 
     ## Why is this bad?
     One scaler serves all the optimizers of an iteration, and `update()` must run once, after
@@ -58,21 +62,25 @@ class UpdatePerOptimizer(Rule):
 
     code = "AMP007"
     name = "update-per-optimizer"
-    message = "`{call}` is the second update of this iteration (after stepping `{opt}`): step every optimizer, then update once"
-    fix_title = "Delete the first `{scaler}.update()` of the iteration"
+    message = ("`{call}` updates before `{opt}` is stepped, and the same iteration updates again: step every "
+               "optimizer, then update once")
+    fix_title = "Delete this `{scaler}.update()`: one update after the iteration's last step"
     fix_availability = "sometimes"
     triggers = ("scaler",)
-    reported_on = "the second `update()` of the iteration"
+    reported_on = "the first `update()` of the iteration (the one before another optimizer's step)"
 
     def check(self, model) -> Iterable[Finding]:
         from ..model.flow.queries import second_updates
 
-        for obs, opts in second_updates(model):
-            site = obs.site
-            scaler = recv_text(model, site) or display_key(obs.scaler)
+        for node, opts, later in second_updates(model):
+            site = model.call_of.get(node)
+            if site is None:
+                continue  # the early update is another module's: reported there
+            scaler = recv_text(model, site) or display_key(later.scaler)
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=call_text(model, site), opt=display_key(opts[0])),
-                fix=edits.delete_first_update(model, site, self.fix_title.format(scaler=scaler)),
+                fix=edits.delete_first_update(model, site, later.site, self.fix_title.format(scaler=scaler)),
+                related=related_at(model, later.node, "the later update"),
             )

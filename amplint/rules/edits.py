@@ -205,13 +205,13 @@ def move_under_previous_guard(model, site, title: str) -> FixPlan | None:
                                      NodeEdit("delete_stmt", site.stmt)])
 
 
-def delete_first_update(model, site, title: str) -> FixPlan | None:
-    """AMP007: with exactly two updates of S in the block, delete the first one."""
+def delete_first_update(model, first, site, title: str) -> FixPlan | None:
+    """AMP007: with exactly two updates of S in the block, the earlier ``first`` and ``site``,
+    delete the first one."""
     cst = _cst()
     updates = [c for c in site.func.calls if c.method == "update" and c.recv == site.recv]
-    if len(updates) != 2 or updates[1] is not site:
+    if len(updates) != 2 or updates[1] is not site or updates[0] is not first:
         return None
-    first = updates[0]
     if not is_simple_statement(first.stmt, first.node) or not is_simple_statement(site.stmt, site.node):
         return None
     body, i = block_of(model, site.stmt)

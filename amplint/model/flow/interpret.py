@@ -53,6 +53,7 @@ class Flow(Loops, Conditions, Calls, Interproc):
         self._loop_memo: dict[tuple, Outs] = {}
         self._assigned_in: dict[cst.CSTNode, frozenset[str]] = {}
         self._loop_backward: dict[cst.CSTNode, bool] = {}
+        self._loop_protocol: dict[cst.CSTNode, bool] = {}
         self._budget = MAX_STEPS
         self._file_budget = MAX_FILE_STEPS
         self.abandoned: list[FunctionInfo] = []  # functions too complex to follow (no findings)

@@ -61,7 +61,10 @@ class Loops:
         per_opt = bool(variant) and self.over_optimizers(frame, s, variant)
         # keys name the loop variables raw inside subscripts (``main#1.opts[idx]``)
         canon_variant = frozenset(self.canon(frame, t) or t for t in variant) | variant
-        entry = cur if per_opt else {self.new_iteration(st) for st in cur}
+        # a loop that runs no protocol step (``for p in d_model.parameters(): p.requires_grad =
+        # True``) is part of the iteration around it, not a training loop of its own
+        inner = not per_opt and not self.runs_protocol(s)
+        entry = cur if per_opt or inner else {self.new_iteration(st) for st in cur}
         if not per_opt and self.steps_without_backward(s):
             entry = {_stale(st) for st in entry}
         head = entry
@@ -96,6 +99,8 @@ class Loops:
                                       for st in o.cont}
                 back = {self.next_optimizer(st, canon_variant, canon_assigned) for st in raw}
                 carried |= back
+            elif inner:
+                back = {self.next_iteration(st, canon_assigned, keep=True) for st in back}
             else:
                 back = {self.next_iteration(st, canon_assigned) for st in back}
                 iterated |= back
@@ -119,7 +124,7 @@ class Loops:
                                     for st in exits})
             if per_opt and carried:
                 exits = self.widen(carried)  # at least one optimizer was stepped
-        ret = out.ret if per_opt else {self.new_iteration(st) for st in out.ret}
+        ret = out.ret if per_opt or inner else {self.new_iteration(st) for st in out.ret}
         result = Outs(ret=ret, exc=out.exc)
         if s.orelse is not None and exits:
             result.merge(self.block(frame, _body(s.orelse.body), exits))
@@ -127,7 +132,7 @@ class Loops:
             result.normal |= exits
         # ``break`` (and ``return`` above) leave the loop mid-iteration: what that iteration
         # stepped is not the enclosing iteration's
-        result.normal |= out.brk if per_opt else {self.new_iteration(st) for st in out.brk}
+        result.normal |= out.brk if per_opt or inner else {self.new_iteration(st) for st in out.brk}
         result.normal = self.widen(result.normal)
         return result
 
@@ -168,15 +173,37 @@ class Loops:
     def new_iteration(self, st: State) -> State:
         return st.map_scalers(lambda _k, f: f.but(iters=None) if f.iters is not None else f)
 
-    def next_iteration(self, st: State, assigned: frozenset[str]) -> State:
+    def next_iteration(self, st: State, assigned: frozenset[str], keep: bool = False) -> State:
+        """Back edge: conditions on the names the loop rebinds are forgotten; a training loop
+        also starts a new iteration (``keep``: a loop inside one does not)."""
         p = st.path
         assume = frozenset(x for x in p.assume if not mentions_any(x[0], assigned))
         scaled = frozenset(x for x in p.scaled if x[0] not in assigned)
         dropped = self.undrop(p.dropped, assigned) if p.dropped else p.dropped
         if assume != p.assume or scaled != p.scaled or p.handled or dropped != p.dropped:
             st = st.with_path(assume=assume, scaled=scaled, handled=False, dropped=dropped)
+        if keep:
+            return st
         st = self.new_iteration(st)
         return announce(st, "next_iteration", depth=self._loop_depth)
+
+    def runs_protocol(self, s: cst.For | cst.While) -> bool:
+        """Some path of the loop scales, steps, updates or back-propagates (itself or through the
+        analysed code it calls): a training loop, whose passes are iterations."""
+        hit = self._loop_protocol.get(s)
+        if hit is None:
+            hit = False
+            for c in self.m.calls:
+                if s not in c.loops:
+                    continue
+                kind = self.events.of(c).kind
+                callee = self.resolve(self.root_frame(c.func), c) if kind == "call" else None
+                if kind in ("scaler", "backward", "opt_step", "create") or self.m.has_backward_call(c) or (
+                        callee is not None and not self.transparent(callee[0])):
+                    hit = True
+                    break
+            self._loop_protocol[s] = hit
+        return hit
 
     def next_optimizer(self, st: State, targets: frozenset[str], assigned: frozenset[str]) -> State:
         """Back edge of a loop over optimizers: the next pass's optimizer starts READY; this

@@ -307,12 +307,13 @@ def _step_skipped_here(obs) -> bool:
 
 
 def second_updates(model) -> list:
-    """``(update observation, optimizers stepped since the previous update)``: a second update in
-    one iteration after stepping other optimizers."""
+    """``(update node, optimizers stepped after it, the later update)``: an update followed in the
+    same iteration by steps of other optimizers and another update; the node is the earlier
+    update (in any module: the rule keeps this module's)."""
     out = []
     seen: set[int] = set()
-    for obs in _obs(model, "update"):
-        if obs.site is None or id(obs.node) in seen or eval_context(obs) is not None:
+    for obs in _obs(model, "update", every=True):
+        if obs.site is None or eval_context(obs) is not None:
             continue
         for st in obs.states:
             it = st.facts(obs.scaler).iters
@@ -320,9 +321,10 @@ def second_updates(model) -> list:
                 continue
             n, prev, cur = it
             if n >= 1 and prev and cur - prev:
-                seen.add(id(obs.node))
-                out.append((obs, sorted(cur - prev)))
-                break
+                for s, node in value(st, "last_update"):
+                    if s == obs.scaler and id(node) not in seen:  # (itself: a loop over optimizers)
+                        seen.add(id(node))
+                        out.append((node, sorted(cur - prev), obs))
     return out
 
 

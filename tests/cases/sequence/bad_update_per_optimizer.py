@@ -11,13 +11,13 @@ def train_gan(gen, disc, opt_g, opt_d, loader, z_dim=128):
             loss_d = torch.nn.functional.softplus(disc(fake.detach())).mean() + torch.nn.functional.softplus(-disc(real)).mean()
         scaler.scale(loss_d).backward()
         scaler.step(opt_d)
-        scaler.update()
+        scaler.update()  # error: AMP007
         opt_g.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16):
             loss_g = torch.nn.functional.softplus(-disc(fake)).mean()
         scaler.scale(loss_g).backward()
         scaler.step(opt_g)
-        scaler.update()  # error: AMP007
+        scaler.update()
 
 
 def train_optimizer_list(model, optimizers, loader):
