@@ -134,8 +134,12 @@ def _in_scope(model, func, scopes) -> bool:
 
     cls = owner_class(func)
     if cls not in scopes:
-        # a method the training class inherits from a mixin or base of the file
-        return func.cls is not None and _heir(model, func, scopes) is not None
+        # a method the training class inherits from a mixin or base of the file, or a module
+        # function that the training class's code calls (``_save_checkpoint(cfg, net, opt)``)
+        if func.cls is not None:
+            return _heir(model, func, scopes) is not None
+        return any(owner_class(caller) in scopes and owner_class(caller) is not None
+                   for caller in _callers_of(model, func))
     uf = facts(model)
     touching = getattr(uf, "_amp013_touching", None)
     if touching is None:
@@ -170,6 +174,16 @@ def _in_scope(model, func, scopes) -> bool:
     if cls is not None:
         return any(owner_class(c.func) is cls and (c.recv or "").startswith("self.") for c in train_calls)
     return any(c.recv in model.scalers.module_keys for c in train_calls)
+
+
+def _callers_of(model, func, depth: int = 3) -> set:
+    """The functions of the file that call ``func``, through ``depth`` levels."""
+    found: set = set()
+    frontier = {func}
+    for _ in range(depth):
+        frontier = {caller for caller, callees in model.static_callees.items() if callees & frontier} - found
+        found |= frontier
+    return found
 
 
 def _enabled(model, func, key: str | None) -> bool:
