@@ -111,21 +111,7 @@ class ImpliedClips(Monitor):
         return _without(value, kw["scaler"]) if value else value
 
 
-class LastUpdates(Monitor):
-    """The last ``update()`` of each scaler on the path: ``(scaler, node)``. Read by AMP007: a
-    second update in one iteration is reported at the one before it, the update that came
-    before the iteration's last step."""
-
-    name = "last_update"
-    subscribes = ("update", "forget")
-
-    def on(self, value, event, **kw):
-        if event == "update":
-            return _without(value, kw["scaler"]) | {(kw["scaler"], kw["node"])}
-        return _without(value, kw["scaler"]) if value else value
-
-
-MONITORS = [ZeroedGradients(), BypassedSteps(), FreshScalers(), ImpliedClips(), LastUpdates()]
+MONITORS = [ZeroedGradients(), BypassedSteps(), FreshScalers(), ImpliedClips()]
 INDEX = {m.name: i for i, m in enumerate(MONITORS)}
 _BY_EVENT: dict[str, list[tuple[int, Monitor]]] = {}
 for _i, _m in enumerate(MONITORS):

@@ -309,22 +309,27 @@ def _step_skipped_here(obs) -> bool:
 def second_updates(model) -> list:
     """``(update node, optimizers stepped after it, the later update)``: an update followed in the
     same iteration by steps of other optimizers and another update; the node is the earlier
-    update (in any module: the rule keeps this module's)."""
+    update (in any module: the rule keeps this module's). The earlier one is the update whose
+    iteration facts lead to the later one's: it ran after stepping exactly the optimizers the
+    later update finds stepped before the previous update (itself in a loop over optimizers)."""
+    updates = [o for o in _obs(model, "update", every=True) if o.site is not None and eval_context(o) is None]
     out = []
     seen: set[int] = set()
-    for obs in _obs(model, "update", every=True):
-        if obs.site is None or eval_context(obs) is not None:
-            continue
+    for obs in updates:
         for st in obs.states:
             it = st.facts(obs.scaler).iters
             if it is None or st.speculative:
                 continue
             n, prev, cur = it
-            if n >= 1 and prev and cur - prev:
-                for s, node in value(st, "last_update"):
-                    if s == obs.scaler and id(node) not in seen:  # (itself: a loop over optimizers)
-                        seen.add(id(node))
-                        out.append((node, sorted(cur - prev), obs))
+            if not (n >= 1 and prev and cur - prev):
+                continue
+            for earlier in updates:
+                if earlier.scaler != obs.scaler or id(earlier.node) in seen:
+                    continue
+                if any(e is not None and e[2] == prev and e[0] in (n - 1, n) for e in
+                       (s2.facts(earlier.scaler).iters for s2 in earlier.states)):
+                    seen.add(id(earlier.node))
+                    out.append((earlier.node, sorted(cur - prev), obs))
     return out
 
 
