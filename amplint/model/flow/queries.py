@@ -323,11 +323,12 @@ def second_updates(model) -> list:
             n, prev, cur = it
             if not (n >= 1 and prev and cur - prev):
                 continue
-            for earlier in updates:
-                if earlier.scaler != obs.scaler or id(earlier.node) in seen:
-                    continue
-                if any(e is not None and e[2] == prev and e[0] in (n - 1, n) for e in
-                       (s2.facts(earlier.scaler).iters for s2 in earlier.states)):
+            found = [e for e in updates if e.scaler == obs.scaler and any(
+                it2 is not None and it2[2] == prev and it2[0] in (n - 1, n)
+                for it2 in (s2.facts(e.scaler).iters for s2 in e.states))]
+            # (none: the same update in the previous pass of a loop over optimizers)
+            for earlier in found or [obs]:
+                if id(earlier.node) not in seen:
                     seen.add(id(earlier.node))
                     out.append((earlier.node, sorted(cur - prev), obs))
     return out
