@@ -145,24 +145,29 @@ _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autoc
 
 def find_root(path: Path) -> Path:
     """The nearest ancestor with a project marker; without one, the folder above the outermost
-    package (``__init__.py``) holding the file, else the file's own folder, or the ancestor of
-    either where the imports of the file's folder resolve (:func:`_import_anchor`)."""
+    package (``__init__.py``) holding the file, else the file's own folder, or an ancestor of
+    either where the imports of that folder resolve better (:func:`_import_anchor`). Decided per
+    folder: every file of a folder has the same root."""
     start = path.parent if path.suffix else path
-    p = start.resolve()
+    return _root_of(start.resolve())
+
+
+@functools.lru_cache(maxsize=4096)
+def _root_of(p: Path) -> Path:
     for d in (p, *p.parents):
         if any((d / m).exists() for m in ROOT_MARKERS):
             return d
     top = p
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
-    return _import_anchor(path.parent.resolve(), top) if path.suffix == ".py" else top
+    return _import_anchor(p, top)
 
 
-_MAX_SIBLINGS = 64  # the modules of a folder read to find its root
-_ANCHOR_BYTES = 65_536  # of each: imports sit at the top
+_MAX_SIBLINGS = 16  # the modules of a folder read to find its root
+_ANCHOR_BYTES = 8192  # of each: imports sit at the top
+_MAX_ANCHOR_IMPORTS = 32
 
 
-@functools.lru_cache(maxsize=256)
 def _import_anchor(folder: Path, top: Path, levels: int = 4) -> Path:
     """Without a marker, a repository of namespace packages (``utils/commons/trainer.py``
     importing ``utils.commons.base_task``, no ``__init__.py``) is rooted where the absolute
@@ -184,6 +189,7 @@ def _import_anchor(folder: Path, top: Path, levels: int = 4) -> Path:
                 mods.add(base)  # a dotted import names folders the root must hold
     if not mods:
         return top
+    mods = set(sorted(mods)[:_MAX_ANCHOR_IMPORTS])
     best, score = top, 0
     for d in [top, *list(top.parents)[:levels]]:
         n = sum(1 for m in mods if _module_exists(d, m.split(".")))
@@ -246,7 +252,7 @@ class Project:
     def forget(cls) -> None:
         """Drop every project index (a new run, or files changed under a long-lived server)."""
         cls._by_root.clear()
-        _import_anchor.cache_clear()
+        _root_of.cache_clear()
 
     @classmethod
     def for_path(cls, path: str | Path) -> "Project":
