@@ -23,7 +23,9 @@ def _compare(paths, linter: Linter):
         on = linter.check_bytes(data, str(p), explicit=False)
         off = linter.check_bytes(data, str(p), explicit=False, force=True)
         assert not on.errors and not off.errors, (p, on.errors, off.errors)
-        got = [(d.code, d.location) for d in on.diagnostics]
+        # (AMP000 is the syntax gate's, not the prefilter's: a notebook exported with its escape
+        # lines is one either way)
+        got = [(d.code, d.location) for d in on.diagnostics if d.code != "AMP000"]
         want = [(d.code, d.location) for d in off.diagnostics if d.code != "AMP000"]
         assert got == want, f"{p}: prefilter dropped {set(want) - set(got)}"
 
