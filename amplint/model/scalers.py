@@ -163,11 +163,26 @@ class ScalerTable:
         return out
 
     def _used_as_scaler(self, f: FunctionInfo) -> set[str]:
+        memo = self.__dict__.setdefault("_used_memo", {})
+        hit = memo.get(f)
+        if hit is None:
+            hit = memo[f] = self._compute_used_as_scaler(f)
+        return hit
+
+    def _assignments_of(self, f: FunctionInfo) -> list:
+        index = self.__dict__.get("_assign_index")
+        if index is None:
+            index = self._assign_index = {}
+            for a in self.b.assignments:
+                index.setdefault(a.func, []).append(a)
+        return index.get(f, [])
+
+    def _compute_used_as_scaler(self, f: FunctionInfo) -> set[str]:
         out: set[str] = set()
         scaled_names: dict[str, str] = {}
         by_recv: dict[str, set[str]] = {}
-        for a in self.b.assignments:
-            if a.func is f and isinstance(a.value, cst.Call):
+        for a in self._assignments_of(f):
+            if isinstance(a.value, cst.Call):
                 fn = a.value.func
                 if isinstance(fn, cst.Attribute) and fn.attr.value == "scale":
                     recv = expr_key(fn.value)

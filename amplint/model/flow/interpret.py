@@ -54,6 +54,7 @@ class Flow(Loops, Conditions, Calls, Interproc):
         self._assigned_in: dict[cst.CSTNode, frozenset[str]] = {}
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._loop_protocol: dict[cst.CSTNode, bool] = {}
+        self._touch_memo: dict = {}
         self._budget = MAX_STEPS
         self._file_budget = MAX_FILE_STEPS
         self.abandoned: list[FunctionInfo] = []  # functions too complex to follow (no findings)
@@ -68,7 +69,8 @@ class Flow(Loops, Conditions, Calls, Interproc):
         return Frame(func, {}, "", (), 0, (func,))
 
     def run(self) -> None:
-        roots = [(func, None) for func in self.m.relevant_functions()] + self.virtual
+        # (a function that cannot meet a scaler is followed only where a root calls it)
+        roots = [(func, None) for func in self.m.relevant_functions() if self.may_touch_scaler(func)] + self.virtual
         for func, self_cls in roots:
             frame = self.root_frame(func)
             if self_cls is not None:

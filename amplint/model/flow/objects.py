@@ -127,6 +127,36 @@ class Objects:
         hit = model.project.symbol(qual) if model is not None and model.project is not None else None
         return hit[1] if hit is not None and hasattr(hit[1], "methods") else None
 
+    def may_touch_scaler(self, func: FunctionInfo) -> bool:
+        """``func`` (or what it calls) can meet a scaler: a scaler call or constructor, a name that
+        holds a scaler somewhere (as a receiver, an argument or a value), or a call the
+        interpreter cannot follow on ``self``. A function that cannot is no root of the flow: its
+        backwards and optimizer steps carry no scaler facts for any rule to read."""
+        memo = self._touch_memo
+        hit = memo.get(func)
+        if hit is not None:
+            return hit
+        memo[func] = True  # recursion: assume it may
+        names = self._scaler_names
+        hit = False
+        for c in func.calls:
+            kind = self.events.of(c).kind
+            parts = (c.recv or "").split(".")
+            args = [expr_key(a.value) or "" for a in c.node.args]
+            if kind in ("scaler", "create") or any(p in names for p in parts) or any(
+                    p in names for a in args for p in a.split(".")):
+                hit = True
+                break
+            callee = self.m.callee_of(c) or self.instance_method(func, c)
+            if callee is not None and callee is not func and self.may_touch_scaler(callee):
+                hit = True
+                break
+        if not hit:
+            hit = any(p in names for t in self.m.value_texts.get(func, ()) for p in t.split(".")) or any(
+                self.may_touch_scaler(d) for d in func.local_defs.values())
+        memo[func] = hit
+        return hit
+
     def passes_scaler(self, frame, cs: CallSite) -> bool:
         return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
 
