@@ -167,6 +167,8 @@ class Linter:
         self._filters: dict[str, Prefilter] | None = None
         self._screen_map: dict[str, tuple[str, ...]] | None = None
         self._models = None  # models of project modules, shared by the files this linter checks
+        #: ``(text, name) -> Module``: the language server's incremental parser (None: parse whole)
+        self.module_parser = None
         if sys.getrecursionlimit() < _RECURSION_LIMIT:
             sys.setrecursionlimit(_RECURSION_LIMIT)
 
@@ -332,7 +334,7 @@ class Linter:
         model = link.cache.cached(path, source.text) if link is not None else None
         if model is None:
             try:
-                module = cst.parse_module(text)
+                module = self.module_parser(text, name) if self.module_parser is not None else cst.parse_module(text)
             except cst.ParserSyntaxError as e:
                 # CPython compiled the file: this is a limit of LibCST's grammar, said as such
                 from .cstlimits import explain

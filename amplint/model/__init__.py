@@ -246,11 +246,7 @@ class AmpModel:
         return P.disabled_scalers(self)
 
     def guards_stage(self, func) -> bool:
-        memo = self.__dict__.setdefault("_guards_stage", {})
-        hit = memo.get(func)
-        if hit is None:
-            hit = memo[func] = P.guards_stage(self, func)  # (one code generation per function)
-        return hit
+        return P.guards_stage(self, func)
 
     def optimizer_steps_through(self, site, key: str) -> bool:
         return P.optimizer_steps_through(self, site, key)

@@ -104,9 +104,16 @@ def disabled_scalers(model) -> set[str]:
 
 
 def guards_stage(model, func) -> bool:
-    """The function reads GradScaler's private per-optimizer stage (it checks before unscaling)."""
-    text = model.code_for(func.node)
-    return "_per_optimizer_states" in text or "OptState" in text
+    """The function (or a function it defines) reads GradScaler's private per-optimizer stage
+    (``scaler._per_optimizer_states[id(opt)]["stage"] is not OptState.UNSCALED``): it checks
+    before unscaling."""
+    todo = [func]
+    while todo:
+        f = todo.pop()
+        if any("_per_optimizer_states" in t or "OptState" in t for t in model.value_texts.get(f, ())):
+            return True
+        todo.extend(f.local_defs.values())
+    return False
 
 
 def optimizer_steps_through(model, site, key: str) -> bool:

@@ -75,7 +75,11 @@ class DocumentLinter:
         s = self.workspace.for_path(path)
         linter = self._linters.get(id(s))
         if linter is None:
+            from ..incremental import IncrementalParser
+
             linter = self._linters[id(s)] = Linter(s)
+            # an edit re-parses the top-level statements it touched, the rest is the last tree's
+            linter.module_parser = IncrementalParser()
         return linter, s.is_excluded(Path(path))
 
     def lint(self, path: str, text: str) -> FileResult:
