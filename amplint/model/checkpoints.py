@@ -109,19 +109,20 @@ def _trained_by_importer(model, func) -> bool:
 
 def _training_scopes(model, uf) -> set:
     """Owner classes (None: plain functions) whose code scales or steps through a scaler that
-    is not literally disabled and that something updates (a scaler built there and never
-    updated nor handed on keeps its initial scale: nothing to checkpoint)."""
+    is not literally disabled and that steps or updates (a scaler built there that only scales,
+    stepped past by the optimizer and never handed on, keeps its initial scale: nothing to
+    checkpoint; one that steps without update is a protocol with a missing update, AMP001)."""
     scopes = set()
     for c in uf.calls("scale", "step"):
         scopes.add(owner_class(c.func))
-    updated = {owner_class(c.func) for c in uf.calls("update")}
+    updated = {owner_class(c.func) for c in uf.calls("update", "step")}
     out = set()
     for s in scopes:
         ctors = [c for c in uf.ctors if c.scope is s]
         if ctors and all(c.enabled is False for c in ctors):
             continue
         if ctors and s not in updated and not any(model.scalers.escapes(t) for c in ctors for t in c.targets):
-            continue  # never updated: its scale never moves, there is no state to lose
+            continue  # only scales (never steps nor updates): its scale never moves, no state to lose
         out.add(s)
     return out
 

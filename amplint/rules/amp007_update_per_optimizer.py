@@ -13,8 +13,9 @@ class UpdatePerOptimizer(Rule):
     steps of different optimizers in between:
     `scaler.step(opt_d); scaler.update(); ...; scaler.step(opt_g); scaler.update()`.
 
-    The finding is reported on the first `update()` of the iteration, the one that comes before
-    another optimizer's step (the later update is named as a related location); the updates may
+    Both updates are reported: the first `update()` of the iteration, the one that comes before
+    another optimizer's step (where the fix deletes), and the second; each names the other as a
+    related location. The updates may
     sit in different methods of a class (`discriminator_step`, `generator_step`). Loops inside the
     iteration that step nothing (`for p in d.parameters(): p.requires_grad = True`) do not
     start a new iteration.
@@ -64,23 +65,30 @@ class UpdatePerOptimizer(Rule):
     name = "update-per-optimizer"
     message = ("`{call}` updates before `{opt}` is stepped, and the same iteration updates again: step every "
                "optimizer, then update once")
+    second_message = "`{call}` is the second update of this iteration (after stepping `{opt}`): step every optimizer, then update once"
     fix_title = "Delete this `{scaler}.update()`: one update after the iteration's last step"
     fix_availability = "sometimes"
     triggers = ("scaler",)
-    reported_on = "the first `update()` of the iteration (the one before another optimizer's step)"
+    reported_on = "both `update()` calls of the iteration: the first (before another optimizer's step) and the second"
 
     def check(self, model) -> Iterable[Finding]:
         from ..model.flow.queries import second_updates
 
+        seconds = set()
         for node, opts, later in second_updates(model):
+            opt = display_key(opts[0])
             site = model.call_of.get(node)
-            if site is None:
-                continue  # the early update is another module's: reported there
-            scaler = recv_text(model, site) or display_key(later.scaler)
-            yield Finding(
-                node=site.node,
-                stmt=site.stmt,
-                message=self.message.format(call=call_text(model, site), opt=display_key(opts[0])),
-                fix=edits.delete_first_update(model, site, later.site, self.fix_title.format(scaler=scaler)),
-                related=related_at(model, later.node, "the later update"),
-            )
+            if site is not None:  # (an early update of another module is reported there)
+                scaler = recv_text(model, site) or display_key(later.scaler)
+                yield Finding(
+                    node=site.node,
+                    stmt=site.stmt,
+                    message=self.message.format(call=call_text(model, site), opt=opt),
+                    fix=edits.delete_first_update(model, site, later.site, self.fix_title.format(scaler=scaler)),
+                    related=related_at(model, later.node, "the later update"),
+                )
+            if later.node is not node and id(later.node) not in seconds and model.owns(later.node):
+                seconds.add(id(later.node))
+                yield Finding(node=later.node, stmt=later.site.stmt,
+                              message=self.second_message.format(call=call_text(model, later.site), opt=opt),
+                              related=related_at(model, node, "the earlier update"))

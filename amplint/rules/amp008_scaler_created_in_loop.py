@@ -10,14 +10,16 @@ from .common import display_key
 class ScalerCreatedInLoop(Rule):
     """## What it does
     Checks for a GradScaler constructed on every iteration of the loop that steps it: the
-    constructor inside the training loop's body, or inside a function of the same file (a
-    `train_step()` that builds its own scaler) that the loop calls once per batch.
+    constructor inside the training loop's body (also the body of an epoch loop whose inner
+    batch loop steps it: the calibration restarts every epoch), or inside a function of the same
+    file (a `train_step()` that builds its own scaler) that the loop calls once per batch.
 
     The finding is reported on the `GradScaler(...)` constructor call.
 
-    A scaler built once before the loop (in `__init__`, `main`, or once per epoch or per run
-    around an inner batch loop) is fine and not reported, and so is lazy initialisation on the
-    first iteration (`if scaler is None: scaler = GradScaler(...)`).
+    A scaler built once before the loop (in `__init__`, `main`) is fine and not reported, and so
+    is one per training run (the iteration of a loop over folds or configurations that also
+    builds the optimizer) and lazy initialisation on the first iteration (`if scaler is None:
+    scaler = GradScaler(...)`).
 
     ## Why is this bad?
     The loss scale is calibrated over many iterations: it backs off after overflows and grows

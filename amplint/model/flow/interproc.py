@@ -351,17 +351,26 @@ class Interproc(Objects):
         site = self.m.call_of.get(ctor)
         self._create_obs.setdefault(ctor, self.observe(frame, "create", ctor, site, ckey, None, states))
 
-    def per_iteration_creates(self, frame, back: set[State]) -> None:
+    def per_iteration_creates(self, frame, back: set[State], loop=None) -> None:
         """A scaler built in this iteration of the loop (not in a nested one) and stepped or
-        updated in it: a new GradScaler every iteration (``recreate``)."""
+        updated in it, also in a loop nested in it: a new GradScaler every iteration
+        (``recreate``). Not where the iteration builds the optimizer too (a training run per fold
+        or configuration: its own scaler is right)."""
+        from ... import torch_api as T
         from .frames import Observation
         from .monitors import value
 
         d = self._loop_depth
+        per_run = None
         for st in back:
-            for key, node, depth in value(st, "fresh"):
-                if depth != d or st.facts(key).iters is None:
+            for key, node, depth, stepped in value(st, "fresh"):
+                if depth != d or not stepped and st.facts(key).iters is None:
                     continue
+                if st.facts(key).iters is None:  # stepped in a nested loop only
+                    if per_run is None:
+                        per_run = loop is None or any(T.optimizer_like_name(n) for n in self.loop_assigned(loop))
+                    if per_run:
+                        continue
                 create = self._create_obs.get(node)
                 if create is None:
                     continue

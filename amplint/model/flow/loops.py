@@ -86,7 +86,7 @@ class Loops:
             back = {self.drop_target_stages(st, canon_variant) for st in raw}
             if back:
                 self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
-                self.per_iteration_creates(frame, back)
+                self.per_iteration_creates(frame, back, s)
             if per_opt:
                 worked = worked or bool(o.normal)
                 if worked and o.cont:

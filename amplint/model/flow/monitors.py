@@ -82,15 +82,22 @@ class BypassedSteps(Monitor):
 
 class FreshScalers(Monitor):
     """Scalers built in the current iteration of the loop at a (dynamic) depth: ``(scaler,
-    constructor node, depth)``. Read by AMP008 and AMP001 (a scaler rebuilt every iteration)."""
+    constructor node, depth, stepped)``, ``stepped`` once it stepped or updated since (also in
+    a nested loop of that iteration). Read by AMP008 and AMP001 (a scaler rebuilt every
+    iteration)."""
 
     name = "fresh"
     must = True
-    subscribes = ("create", "next_iteration")
+    subscribes = ("create", "next_iteration", "step", "update")
 
     def on(self, value, event, **kw):
         if event == "create":
-            return _without(value, kw["scaler"]) | {(kw["scaler"], kw["node"], kw["depth"])}
+            return _without(value, kw["scaler"]) | {(kw["scaler"], kw["node"], kw["depth"], False)}
+        if event in ("step", "update"):
+            s = kw["scaler"]
+            if not value or not any(x[0] == s and not x[3] for x in value):
+                return value
+            return frozenset((x[0], x[1], x[2], True) if x[0] == s else x for x in value)
         depth = kw["depth"]
         return frozenset(x for x in value if x[2] < depth) if value else value
 

@@ -105,8 +105,12 @@ def clips_on_scaled_grads(model) -> list:
             scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
             if owners:
                 mine = [k for k in scaled if display_key(k) in owners or k in owners]
-                if not mine and any(display_key(k) in owners or k in owners for k, _f in st.scalers):
+                named = [k for k, _f in st.scalers if display_key(k) in owners or k in owners]
+                if not mine and named:
                     continue  # the owning scaler's gradients are unscaled on this path
+                if len(named) > len(mine) and mine:
+                    continue  # the same name in several calling contexts, unscaled in one: not this clip's
+
                 scaled = mine or scaled
             if scaled:
                 seen.add(id(obs.site.stmt))

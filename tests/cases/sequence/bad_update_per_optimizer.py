@@ -17,7 +17,7 @@ def train_gan(gen, disc, opt_g, opt_d, loader, z_dim=128):
             loss_g = torch.nn.functional.softplus(-disc(fake)).mean()
         scaler.scale(loss_g).backward()
         scaler.step(opt_g)
-        scaler.update()
+        scaler.update()  # error: AMP007
 
 
 def train_optimizer_list(model, optimizers, loader):

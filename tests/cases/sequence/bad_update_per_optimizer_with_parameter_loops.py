@@ -22,5 +22,5 @@ def train(g_model, d_model, g_optimizer, d_optimizer, scaler: torch.amp.GradScal
             d_loss = d_model(batch)
         scaler.scale(d_loss).backward()
         scaler.step(d_optimizer)
-        scaler.update()
+        scaler.update()  # error: AMP007
         batch = prefetcher.next()
