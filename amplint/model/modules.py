@@ -22,11 +22,13 @@ _NOT_TRAINED = ("teacher", "ema", "frozen", "target_net", "reference", "ref_mode
 
 
 def fp16_conversions_of_trained_modules(model) -> list:
-    """``(conversion site, module keys)`` for float16 conversions of modules a GradScaler steps."""
+    """``(conversion site, module keys, scaler constructor nodes)`` for float16 conversions of
+    modules a GradScaler steps; the constructors (of this module, none for a builder whose
+    importers train the model) are the cause a fix of the scaler's type also removes."""
     uf = facts(model)
     steps = uf.calls("step")
     if not steps or any(c.is_sharded for c in uf.ctors):
-        return _built_for_importers(model) if not uf.ctors else []
+        return [(site, keys, ()) for site, keys in _built_for_importers(model)] if not uf.ctors else []
     if uf.ctors and all(c.enabled is False for c in uf.ctors):
         return []
     optimizers = _optimizers(model)
@@ -43,7 +45,7 @@ def fp16_conversions_of_trained_modules(model) -> list:
         # optimizer is known to hold ``m``'s parameters (validation after training)
         if not trained or (trained != "held" and any(_only_evaluated(model, k) for k in keys)):
             continue
-        out.append((site, keys))
+        out.append((site, keys, tuple(c.site.node for c in uf.ctors if c.enabled is not False)))
     return out
 
 

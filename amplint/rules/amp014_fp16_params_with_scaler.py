@@ -4,6 +4,7 @@ from typing import Iterable
 
 from . import edits
 from .base import Finding, Rule
+from .common import related_at
 
 
 class Fp16ParamsWithScaler(Rule):
@@ -72,12 +73,13 @@ class Fp16ParamsWithScaler(Rule):
     def check(self, model) -> Iterable[Finding]:
         from ..model.modules import fp16_conversions_of_trained_modules
 
-        for site, keys in fp16_conversions_of_trained_modules(model):
+        for site, keys, ctors in fp16_conversions_of_trained_modules(model):
             yield Finding(
                 node=site.node,
                 stmt=site.stmt,
                 message=self.message.format(call=_short(model, site), module=keys[-1]),
                 fix=edits.remove_fp16_conversion(model, site, self.fix_title),
+                related=tuple(r for n in ctors for r in related_at(model, n, "the GradScaler that steps them")),
             )
 
 

@@ -53,6 +53,7 @@ class Interproc(Objects):
         self._transparency: dict[FunctionInfo, bool] = {}
         self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
         self._create_obs: dict[cst.CSTNode, object] = {}
+        self._run_funcs: dict = {}
         # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
         self.object_aliases: dict[str, str] = {}
         self._tables: dict[int, tuple[dict, dict]] = {}
@@ -351,6 +352,17 @@ class Interproc(Objects):
         site = self.m.call_of.get(ctor)
         self._create_obs.setdefault(ctor, self.observe(frame, "create", ctor, site, ckey, None, states))
 
+    def _builds_optimizer(self, func) -> bool:
+        """A function of the loop's iteration that builds the scaler and binds an optimizer too:
+        each call is a training run of its own (``for _ in range(generations): train(hyp)``)."""
+        from ... import torch_api as T
+
+        hit = self._run_funcs.get(func)
+        if hit is None:
+            hit = self._run_funcs[func] = any(b.func is func and b.kind in ("assign", "ann", "walrus")
+                                              and T.optimizer_like_name(b.name) for b in self.m.bindings)
+        return hit
+
     def per_iteration_creates(self, frame, back: set[State], loop=None) -> None:
         """A scaler built in this iteration of the loop (not in a nested one) and stepped or
         updated in it, also in a loop nested in it: a new GradScaler every iteration
@@ -366,14 +378,14 @@ class Interproc(Objects):
             for key, node, depth, stepped in value(st, "fresh"):
                 if depth != d or not stepped and st.facts(key).iters is None:
                     continue
-                if st.facts(key).iters is None:  # stepped in a nested loop only
-                    if per_run is None:
-                        per_run = loop is None or any(T.optimizer_like_name(n) for n in self.loop_assigned(loop))
-                    if per_run:
-                        continue
                 create = self._create_obs.get(node)
                 if create is None:
                     continue
+                if st.facts(key).iters is None:  # stepped in a nested loop only
+                    if per_run is None:
+                        per_run = loop is None or any(T.optimizer_like_name(n) for n in self.loop_assigned(loop))
+                    if per_run or create.func is not frame.func and self._builds_optimizer(create.func):
+                        continue
                 okey = ("recreate", node, key)
                 obs = self._obs_index.get(okey)
                 if obs is None:
