@@ -883,6 +883,10 @@ class ProjectLink:
                 alt = b"|".join(re.escape(n).encode() for n in sorted(names))
                 uses = re.compile(rb"\b(?:" + alt + rb")\b")
                 bases = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b(?:" + alt + rb")\b", re.M)
+        # a module holding its own GradScaler code (a learner class that builds, steps and
+        # updates its scaler): the importer that only drives it (``for b in q:
+        # learner.update(b)``) decides how often its methods run
+        own = self.path.resolve() in scaler
         scaler.discard(self.path.resolve())  # its own scaler code is seen in its own flow
         out = []
         for p in self.project.importers(self.path):
@@ -894,7 +898,8 @@ class ProjectLink:
                 text = self.project.read(p) or b""
                 if not (bases is not None and bases.search(text)) and not (
                         uses is not None and uses.search(text)
-                        and any(q in scaler for q in self.project.importers(p, depth=1) + self.project.imported(p, depth=1))):
+                        and (own or any(q in scaler for q in self.project.importers(p, depth=1)
+                                        + self.project.imported(p, depth=1)))):
                     continue
             out.append(p)
         out.sort(key=lambda p: p not in scaler)  # stable: training modules first, each nearest first

@@ -276,3 +276,40 @@ def test_fold_identifiers_keeps_every_position_and_leaves_strings_alone():
     assert folded == 's = "ｕｐｄａｔｅ"  # ｕｐｄａｔｅ\nscaler.update()\n'
     assert rows == [(2, 2)] and len(folded) == len(text)
     assert fold_identifiers("plain = 1\n") == ("plain = 1\n", [])
+
+
+def test_static_callees_follow_constructors_and_local_instances():
+    m = _model("""
+        import torch
+
+        class Base:
+            def learn(self, loss):
+                self.scaler.step(self.opt)
+
+        class Learner(Base):
+            def __init__(self, opt):
+                self.opt = opt
+                self.scaler = torch.amp.GradScaler("cuda")
+
+        def drive(opt, loader):
+            learner = Learner(opt)
+            for b in loader:
+                learner.learn(b)
+
+        def shadowed(Learner, loader):
+            learner = Learner(None)
+            learner.learn(1)
+
+        def rebound(opt, flag):
+            learner = Learner(opt)
+            if flag:
+                learner = object()
+            learner.learn(1)
+    """)
+    by = {f.qualname: f for f in m.functions}
+    names = {f: {c.qualname for c in cs} for f, cs in m.static_callees.items()}
+    assert names[by["drive"]] == {"Learner.__init__", "Base.learn"}
+    assert names[by["shadowed"]] == set()  # a parameter hides the class
+    assert names[by["rebound"]] == {"Learner.__init__"}  # not every binding is a Learner
+    relevant = {f.qualname for f in m.relevant_functions()}
+    assert {"drive", "Base.learn", "Learner.__init__"} <= relevant and "shadowed" not in relevant

@@ -211,14 +211,50 @@ class AmpModel:
             self._relevant = self._relevant_functions()
         return self._relevant
 
+    def local_relevant(self) -> frozenset:
+        """The functions of this module that take part in the protocol by their own code and the
+        calls of it they make (no other module consulted)."""
+        hit = self._local_relevant
+        if hit is None:
+            direct = set()
+            for f in self.functions:
+                for c in f.calls:
+                    if c.method in _EVENT_METHODS or c.qual in N.CLIP_FUNCTIONS or self.scalers.is_ctor_call(c.node):
+                        direct.add(f)
+                        break
+            self._close_relevant(direct)
+            hit = self._local_relevant = frozenset(direct)
+        return hit
+
+    _local_relevant: frozenset | None = None
+
     def _relevant_functions(self) -> list[FunctionInfo]:
-        direct = set()
-        for f in self.functions:
-            for c in f.calls:
-                if c.method in _EVENT_METHODS or c.qual in N.CLIP_FUNCTIONS or self.scalers.is_ctor_call(c.node):
-                    direct.add(f)
-                    break
-        relevant = set(direct)
+        relevant = set(self.local_relevant())
+        if self.project is not None:
+            # a function that builds or calls protocol code of another project module
+            # (``learner = Learner(model)`` of ``impala/learner.py``): the protocol runs in its
+            # calls; one hop, read from that module's own relevance
+            grew = False
+            memo: dict[str, bool] = {}
+            for f in self.functions:
+                if f in relevant:
+                    continue
+                for c in f.calls:
+                    if c.text is None or c.text.partition(".")[0] not in self.imports.names:
+                        continue
+                    qual = self.imports.resolve(c.text)
+                    hit = memo.get(qual)
+                    if hit is None:
+                        hit = memo[qual] = _project_protocol(self.project.symbol(qual))
+                    if hit:
+                        relevant.add(f)
+                        grew = True
+                        break
+            if grew:
+                self._close_relevant(relevant)
+        return [f for f in self.functions if f in relevant]
+
+    def _close_relevant(self, relevant: set) -> None:
         changed = True
         while changed:
             changed = False
@@ -226,7 +262,6 @@ class AmpModel:
                 if f not in relevant and callees & relevant:
                     relevant.add(f)
                     changed = True
-        return [f for f in self.functions if f in relevant]
 
     # --- protocol facts (:mod:`.protocol`) -------------------------------------------------
 
@@ -279,6 +314,13 @@ class AmpModel:
         """The call that has ``node`` as its receiver or as one of its arguments."""
         parent = self._parent_call.get(node)
         return self.call_of.get(parent) if parent is not None else None
+
+    def value_dropped(self, site: CallSite) -> bool:
+        """The call is part of a line of bare expression statements: whatever it returns is only
+        passed on to other calls (``print(f"{scaler.get_scale()}")``, ``wandb.log({...})``),
+        never bound or tested."""
+        stmt = site.stmt
+        return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(b, cst.Expr) for b in stmt.body)
 
     def is_line(self, stmt: cst.CSTNode) -> bool:
         """A simple statement line (edits may be inserted before or after it)."""
@@ -354,11 +396,22 @@ class AmpModel:
         return self.project.project.module_name(self.path)
 
     def _static_callees(self) -> dict[FunctionInfo, set[FunctionInfo]]:
+        """What each function calls of this file: functions and methods by name (:func:`_resolve_static`),
+        and a class's methods through its constructor (``Learner(model)`` runs ``__init__``) and
+        through a local holding one of its instances (``learner = Learner(m); learner.learn(b)``)."""
+        by_name = {k.name: k for k in self.classes if k.parent is None}
+        instances = _local_instances(self, by_name) if by_name else {}
         out: dict[FunctionInfo, set[FunctionInfo]] = {}
         for f in self.functions:
             s = set()
             for c in f.calls:
                 callee = _resolve_static(self, c)
+                if callee is None and by_name and c.text is not None:
+                    head, _, attr = c.text.rpartition(".")
+                    if not head and c.text in by_name and not _shadowed(f, c.text):
+                        callee = _method_of(by_name, by_name[c.text], "__init__")
+                    elif head and "." not in head and (f, head) in instances:
+                        callee = _method_of(by_name, instances[f, head], attr)
                 if callee is not None:
                     s.add(callee)
             out[f] = s
@@ -376,6 +429,60 @@ class AmpModel:
                     found.add(f)
                     changed = True
         return found
+
+
+def _project_protocol(hit) -> bool:
+    """A project symbol (``(model, FunctionInfo | ClassInfo)``) whose module's own code makes it
+    take part in the protocol: a relevant function, or a class with a relevant method."""
+    if hit is None:
+        return False
+    model, obj = hit
+    local = model.local_relevant()
+    if isinstance(obj, FunctionInfo):
+        return obj in local
+    return any(m in local for m in getattr(obj, "methods", {}).values())
+
+
+def _method_of(by_name: dict, cls, attr: str) -> FunctionInfo | None:
+    """``attr`` of a module-level class of this file, looked up through its bases of this file."""
+    seen = set()
+    while cls is not None and id(cls) not in seen:
+        seen.add(id(cls))
+        m = cls.methods.get(attr)
+        if m is not None:
+            return m
+        cls = next((by_name[b] for b in cls.bases if b in by_name), None)
+    return None
+
+
+def _shadowed(func: FunctionInfo | None, name: str) -> bool:
+    """A local definition or parameter of ``name`` hides the module-level class."""
+    f = func
+    while f is not None and f.parent is not None:
+        if name in f.local_defs or name in f.params:
+            return True
+        f = f.parent
+    return False
+
+
+def _local_instances(model: AmpModel, by_name: dict) -> dict:
+    """``(function, local name) -> class``: a plain name every assignment of which, in that
+    function, builds an instance of the same module-level class of this file."""
+    seen: dict = {}
+    for b in model.bindings:
+        if b.func is None or "." in b.name or b.kind in ("import", "def", "class", "item", "del"):
+            continue
+        key = (b.func, b.name)
+        cls = None
+        v = b.value
+        if b.kind in ("assign", "ann", "walrus") and not b.unpack and isinstance(v, cst.Call) \
+                and isinstance(v.func, cst.Name) and v.func.value in by_name and not _shadowed(b.func, v.func.value):
+            cls = by_name[v.func.value]
+        if cls is None or seen.get(key, cls) is not cls:
+            seen[key] = False
+        else:
+            seen[key] = cls
+    return {k: v for k, v in seen.items() if v is not False}
 
 
 def _resolve_static(model: AmpModel, c: CallSite) -> FunctionInfo | None:

@@ -97,6 +97,12 @@ def _trained_by_importer(model, func) -> bool:
             continue  # the scaler is handed to the saver
         uf = facts(im)
         if not uf.calls("scale", "step"):
+            # the caller builds an enabled scaler and hands it to the object that trains with
+            # it (``trainer = LDMTrainer(unet, opt, scaler)``): the run's checkpoint is this one
+            if any(c.site.func is call.func and c.enabled is not False and c.targets
+                   and all(im.scalers.escapes(t) for t in c.targets) for c in uf.ctors) \
+                    and not _state_handled(im, uf, set()):
+                return True
             continue
         scopes = _training_scopes(im, uf)
         if scopes and _in_scope(im, call.func, scopes) and not _state_handled(im, uf, set()):

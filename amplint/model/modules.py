@@ -54,16 +54,27 @@ _INFERENCE_WORDS = re.compile(r"eval|infer|export|test|predict|bench|deploy|onnx
 
 def _guard_excuses(model, site, uf) -> bool:
     """A conversion under a condition is left alone when the condition may also decide the
-    scaler (an ``enabled=`` that is not a literal), when it is not an ``if`` (a ``try`` fallback,
-    a ``while``), or when the condition reads like inference (``if args.export_fp16:``). Under a
-    plain flag (``if args.half: model = model.half()``) the model a GradScaler steps is fp16
-    whenever the flag is on: the first ``step`` raises."""
+    scaler (an ``enabled=`` that is not a literal, unless it is the very flag of the ``if``),
+    when it is not an ``if`` (a ``try`` fallback, a ``while``), or when the condition reads like
+    inference (``if args.export_fp16:``). Under a plain flag (``if args.half: model =
+    model.half()``) the model a GradScaler steps is fp16 whenever the flag is on: the first
+    ``step`` raises."""
     if not guarded(site.func, site.stmt):
         return False
-    if not site.arms or any(c.enabled is None for c in uf.ctors) or any(
-            not isinstance(branch, cst.If) or test is None for branch, test, _i in site.arms):
+    if not site.arms or any(not isinstance(branch, cst.If) or test is None for branch, test, _i in site.arms):
         return True
-    return any(_INFERENCE_WORDS.search(model.code_for(test)) for _b, test, _i in site.arms)
+    if any(_INFERENCE_WORDS.search(model.code_for(test)) for _b, test, _i in site.arms):
+        return True
+    # ``if args.fp16: model.half()`` with ``GradScaler(enabled=args.fp16)``: the flag that makes
+    # the weights fp16 enables the scaler, the first step raises whenever it is on; a scaler
+    # enabled by another expression may be off exactly then (``enabled=not args.half``)
+    tests = {" ".join(model.code_for(test).split()) for _b, test, i in site.arms if i == 0}
+    for c in uf.ctors:
+        if c.enabled is None:
+            a = c.arg("enabled")
+            if a is None or " ".join(model.code_for(a.value).split()) not in tests:
+                return True
+    return False
 
 
 def _is_fp16_conversion(model, site) -> bool:

@@ -133,6 +133,11 @@ class Calls:
         return announce(st.with_facts(s, LOST), "forget", scaler=s)
 
     def backward(self, frame, cs: CallSite, tensor, states: set[State]) -> set[State]:
+        # an evaluation region of a caller (``def test_trains(): exp.run()``, a pytest function
+        # by its name) whose calls run a backward is training code after all
+        for r in frame.ctx_regions:
+            if r.kind in ("eval", "eval_name") and not r.has_backward:
+                r.has_backward = True
         s = self.scaled_source(frame, tensor)
         if s is not None:
             recv = _scale_receiver(tensor)

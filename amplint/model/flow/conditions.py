@@ -200,10 +200,20 @@ class Conditions:
                                                                      for o in others):
                     self._presence[sk] = (test, b.func, arm == 0)
 
-    def _interesting_conditions(self) -> set[str]:
+    def admit(self, model) -> None:
+        """Let the flow see another project module (a call reached it): its facts, and the atoms
+        its own tests make worth remembering (``if self.cfg.amp:`` tested in several places of
+        the trainer that an importing script drives)."""
+        if model in self.m.models:
+            return
+        self.m.add(model)
+        if getattr(self, "interesting", None) is not None:  # (else counted with the others at init)
+            self.interesting |= self._interesting_conditions(model.tests)
+
+    def _interesting_conditions(self, tests=None) -> set[str]:
         """Atoms tested more than once in the file: only those can correlate two branches."""
         counts: dict[str, int] = {}
-        for test in self.m.tests:
+        for test in self.m.tests if tests is None else tests:
             func = self._test_function(test)
             frame = self.root_frame(func)
             for key, _v in self.cond_facts(frame, test, True, raw=True):

@@ -156,7 +156,7 @@ class Interproc(Objects):
                         if any(self._touches(h) for h in hooks):
                             out.append((fn, cls))
                             if getattr(fn, "owner_model", None) is not None and hasattr(self.m, "add"):
-                                self.m.add(fn.owner_model)
+                                self.admit(fn.owner_model)
         return out
 
     def _touches(self, fn) -> bool:
@@ -267,7 +267,7 @@ class Interproc(Objects):
         hit = link.symbol(qual) if qual is not None else None
         if hit is None or hasattr(hit[1], "methods") or hit[1].cls is not None:
             return None  # a class (its constructor) or a method: not a call of that function
-        self.m.add(hit[0])
+        self.admit(hit[0])
         return hit[1], None, None
 
     def inline(self, frame, cs: CallSite, callee: FunctionInfo, self_key: str | None, states: set[State],
@@ -278,7 +278,7 @@ class Interproc(Objects):
             return self.unknown_call(frame, cs, states)
         model = getattr(callee, "owner_model", None)
         if model is not None:
-            self.m.add(model)
+            self.admit(model)
         env: dict[str, str] = {}
         scaler_params: set[str] = set()
         params = list(callee.params)
