@@ -250,6 +250,15 @@ class AmpModel:
                         relevant.add(f)
                         grew = True
                         break
+            # a subclass of another module's protocol class: the methods that override one of
+            # its relevant methods (``train_step`` calling ``super().train_step()``, whose hooks
+            # dispatch on the subclass)
+            for cls in self.classes:
+                inherited = _inherited_protocol(self, cls)
+                for name, m in cls.methods.items() if inherited else ():
+                    if name in inherited and m not in relevant:
+                        relevant.add(m)
+                        grew = True
             if grew:
                 self._close_relevant(relevant)
         return [f for f in self.functions if f in relevant]
@@ -354,6 +363,10 @@ class AmpModel:
                     if cls is not None:
                         method = name
                         break
+            if cls is None and "." not in site.text and not _shadowed(site.func, site.text):
+                # ``Runner(cfg, model)``: the class's ``__init__`` (of this module or another)
+                named = self.scopes.classes_named(site.text)
+                cls, method = (named[0], "__init__") if named else (None, None)
             if cls is None and self.project is not None:
                 qual = self.imports.resolve(site.text)
                 hit = self.project.symbol(qual) if qual is not None and "." in qual else None
@@ -441,6 +454,22 @@ def _project_protocol(hit) -> bool:
     if isinstance(obj, FunctionInfo):
         return obj in local
     return any(m in local for m in getattr(obj, "methods", {}).values())
+
+
+def _inherited_protocol(model: AmpModel, cls) -> set[str]:
+    """Names of the methods that take part in the protocol in the bases of ``cls`` that live in
+    other project modules (through their own bases too)."""
+    out: set[str] = set()
+    for b in cls.bases:
+        named = model.scopes.classes_named(b)
+        base = named[0] if named else None
+        owner = getattr(base, "owner_model", None)
+        if base is None or owner is None or owner is model:
+            continue
+        for k in owner.scopes.mro(base):
+            local = (getattr(k, "owner_model", None) or owner).local_relevant()
+            out.update(n for n, m in k.methods.items() if m in local)
+    return out
 
 
 def _method_of(by_name: dict, cls, attr: str) -> FunctionInfo | None:

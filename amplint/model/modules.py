@@ -319,6 +319,13 @@ def _returned_to_training(model, func, keys) -> bool:
         targets = tuple(b.name for b in im.bindings if b.value is call.node and b.func is call.func)
         if targets and _trains(im, call.func, targets):
             return True
+        # handed on as it is built: ``Runner(cfg, build_model(cfg), device)``
+        parent = im.parent_call_of(call.node)
+        hit = im.target_of(parent) if parent is not None else None
+        if hit is not None:
+            params = _params_bound(parent, hit[1], (), node=call.node)
+            if params and _trains(hit[0], hit[1], tuple(params), 1):
+                return True
     return False
 
 
@@ -347,14 +354,14 @@ def _trains(model, func, keys, depth: int = 0) -> bool:
     return False
 
 
-def _params_bound(call, callee, keys) -> list[str]:
-    """The parameters of ``callee`` that ``call`` binds to one of ``keys``."""
+def _params_bound(call, callee, keys, node=None) -> list[str]:
+    """The parameters of ``callee`` that ``call`` binds to one of ``keys`` (or to ``node``)."""
     offset = 1 if callee.cls is not None and not callee.is_static and callee.params[:1] in (["self"], ["cls"]) else 0
     out = []
     for i, a in enumerate(call.node.args):
         if a.star:
             break
-        if dotted_text(a.value) not in keys:
+        if a.value is not node and dotted_text(a.value) not in keys:
             continue
         if a.keyword is not None:
             if a.keyword.value in callee.params:

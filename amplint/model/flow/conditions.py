@@ -86,7 +86,12 @@ class Conditions:
                 alias = self._flag_alias(frame.func, text, depth)
                 if alias is not None:
                     node, func, polarity = alias
-                    return self.cond_facts(self._frame_for(frame, func), node, value == polarity, raw, depth + 1)
+                    out = self.cond_facts(self._frame_for(frame, func), node, value == polarity, raw, depth + 1)
+                    if not raw and self.is_scaler(frame, text):
+                        # the scaler's own presence too: a helper it is handed to tests
+                        # ``if scaler is not None`` on its parameter, not on the flag
+                        out = out + [(self.canon(frame, text) or text, value)]
+                    return out
                 if raw:
                     return [(text, value)]
                 if text not in self.interesting and not self.is_scaler(frame, text):

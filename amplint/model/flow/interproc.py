@@ -207,7 +207,7 @@ class Interproc(Objects):
                 for base in after:
                     target = base.methods.get(f.attr.value)
                     if target is not None:
-                        return target, "self", frame.self_cls
+                        return target, "self", cls  # hooks dispatch on the class self is
             return None
         if "." not in text:
             f2: FunctionInfo | None = func

@@ -127,6 +127,19 @@ class Objects:
         hit = model.project.symbol(qual) if model is not None and model.project is not None else None
         return hit[1] if hit is not None and hasattr(hit[1], "methods") else None
 
+    def _super_method(self, func: FunctionInfo, c) -> FunctionInfo | None:
+        """``super().m(...)`` in a method: ``m`` of the first base (of any project module) that
+        defines it."""
+        f = c.node.func
+        if c.text is not None or not isinstance(f, cst.Attribute) or not isinstance(f.value, cst.Call) \
+                or not isinstance(f.value.func, cst.Name) or f.value.func.value != "super" or func.cls is None:
+            return None
+        for base in self.m.scopes.mro(func.cls)[1:]:
+            m = base.methods.get(f.attr.value)
+            if m is not None:
+                return m
+        return None
+
     def may_touch_scaler(self, func: FunctionInfo) -> bool:
         """``func`` (or what it calls) can meet a scaler: a scaler call or constructor, a name that
         holds a scaler somewhere (as a receiver, an argument or a value), or a call the
@@ -147,7 +160,7 @@ class Objects:
                     p in names for a in args for p in a.split(".")):
                 hit = True
                 break
-            callee = self.m.callee_of(c) or self.instance_method(func, c)
+            callee = self.m.callee_of(c) or self.instance_method(func, c) or self._super_method(func, c)
             if callee is not None and callee is not func and self.may_touch_scaler(callee):
                 hit = True
                 break
