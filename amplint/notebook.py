@@ -529,7 +529,6 @@ def _ensure_ascii(raw: str) -> bool:
 def _source_value(prep: Prepared, index: int, new: str) -> str | None:
     """The JSON text of cell ``index``'s new ``source``, in the style of the old one: a list
     keeps its layout, and its unchanged strings keep their exact original text."""
-    import difflib
 
     span = prep.spans.get(index)
     if span is None:

@@ -29,7 +29,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..config import CONFIG_NAMES, CliOverrides, Workspace
 from ..diagnostics import Diagnostic
-from ..engine import FileResult, Linter, Source
+from ..engine import FileResult, Linter
 from ..lines import split_lines
 
 SOURCE = "amplint"
