@@ -883,10 +883,10 @@ class ProjectLink:
                 alt = b"|".join(re.escape(n).encode() for n in sorted(names))
                 uses = re.compile(rb"\b(?:" + alt + rb")\b")
                 bases = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b(?:" + alt + rb")\b", re.M)
-        # a module holding its own GradScaler code (a learner class that builds, steps and
-        # updates its scaler): the importer that only drives it (``for b in q:
-        # learner.update(b)``) decides how often its methods run
-        own = self.path.resolve() in scaler
+        # a module holding its own GradScaler code whose stepping method has no loop and no
+        # caller in it (a learner class that builds, steps and updates its scaler): the importer
+        # that only drives it (``for b in q: learner.update(b)``) decides how often it runs
+        own = self.path.resolve() in scaler and model is not None and model.driven_from_outside()
         scaler.discard(self.path.resolve())  # its own scaler code is seen in its own flow
         out = []
         for p in self.project.importers(self.path):

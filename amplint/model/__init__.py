@@ -211,6 +211,18 @@ class AmpModel:
             self._relevant = self._relevant_functions()
         return self._relevant
 
+    def driven_from_outside(self) -> bool:
+        """A method of this module steps a scaler outside any loop and no code of the module calls
+        it: how often it runs (and what runs between two calls) is decided by its importers
+        (``learner.update(batch)`` in an actor loop of another module)."""
+        hit = getattr(self, "_driven", None)
+        if hit is None:
+            called = set().union(*self.static_callees.values()) if self.static_callees else set()
+            hit = self._driven = any(
+                c.method == "step" and not c.loops and c.func.cls is not None and c.func not in called
+                and self.is_scaler(c.func, c.recv) for c in self.calls)
+        return hit
+
     def local_relevant(self) -> frozenset:
         """The functions of this module that take part in the protocol by their own code and the
         calls of it they make (no other module consulted)."""

@@ -206,14 +206,15 @@ class Conditions:
                     self._presence[sk] = (test, b.func, arm == 0)
 
     def admit(self, model) -> None:
-        """Let the flow see another project module (a call reached it): its facts, and the atoms
-        its own tests make worth remembering (``if self.cfg.amp:`` tested in several places of
-        the trainer that an importing script drives)."""
+        """Let the flow see another project module (a call reached it): its facts, and the AMP
+        switches its own tests make worth remembering (``if self.cfg.amp:`` tested in several
+        places of the trainer that an importing script drives)."""
         if model in self.m.models:
             return
         self.m.add(model)
         if getattr(self, "interesting", None) is not None:  # (else counted with the others at init)
-            self.interesting |= self._interesting_conditions(model.tests)
+            # only the switches that can choose the AMP path (each atom splits the paths)
+            self.interesting |= {k for k in self._interesting_conditions(model.tests) if amp_switch(k)}
 
     def _interesting_conditions(self, tests=None) -> set[str]:
         """Atoms tested more than once in the file: only those can correlate two branches."""
