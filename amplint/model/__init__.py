@@ -485,7 +485,7 @@ def _inherited_protocol(model: AmpModel, cls) -> set[str]:
 
 
 def _method_of(by_name: dict, cls, attr: str) -> FunctionInfo | None:
-    """``attr`` of a module-level class of this file, looked up through its bases of this file."""
+    """``attr`` of a class of this file, looked up through its bases of this file (by name)."""
     seen = set()
     while cls is not None and id(cls) not in seen:
         seen.add(id(cls))
@@ -540,13 +540,5 @@ def _resolve_static(model: AmpModel, c: CallSite) -> FunctionInfo | None:
         return None
     head, _, attr = text.rpartition(".")
     if head in ("self", "cls"):
-        cls = owner_class(c.func)
-        seen = set()
-        by_name = {k.name: k for k in model.classes}
-        while cls is not None and id(cls) not in seen:
-            seen.add(id(cls))
-            m = cls.methods.get(attr)
-            if m is not None:
-                return m
-            cls = next((by_name[b] for b in cls.bases if b in by_name), None)
+        return _method_of({k.name: k for k in model.classes}, owner_class(c.func), attr)
     return None
