@@ -198,17 +198,8 @@ class Interproc(Objects):
         scopes = self.m.scopes
         cls = frame.self_cls or owner_class(func)
         if text is None:
-            f = cs.node.func
-            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and isinstance(f.value.func, cst.Name)
-                    and f.value.func.value == "super" and cls is not None):
-                mro = scopes.mro(cls)
-                start = owner_class(func)
-                after = mro[mro.index(start) + 1:] if start in mro else mro[1:]
-                for base in after:
-                    target = base.methods.get(f.attr.value)
-                    if target is not None:
-                        return target, "self", cls  # hooks dispatch on the class self is
-            return None
+            target = self._super_method(func, cs, cls)
+            return (target, "self", cls) if target is not None else None  # hooks dispatch on self's class
         if "." not in text:
             f2: FunctionInfo | None = func
             while f2 is not None:

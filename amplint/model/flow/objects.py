@@ -127,14 +127,18 @@ class Objects:
         hit = model.project.symbol(qual) if model is not None and model.project is not None else None
         return hit[1] if hit is not None and hasattr(hit[1], "methods") else None
 
-    def _super_method(self, func: FunctionInfo, c) -> FunctionInfo | None:
-        """``super().m(...)`` in a method: ``m`` of the first base (of any project module) that
-        defines it."""
+    def _super_method(self, func: FunctionInfo, c, cls=None) -> FunctionInfo | None:
+        """``super().m(...)`` in a method of ``func``'s class: ``m`` of the first class (of any
+        project module) after it in the MRO of ``cls``, the class ``self`` really is (by default
+        ``func``'s own)."""
         f = c.node.func
+        cls = cls or owner_class(func)
         if c.text is not None or not isinstance(f, cst.Attribute) or not isinstance(f.value, cst.Call) \
-                or not isinstance(f.value.func, cst.Name) or f.value.func.value != "super" or func.cls is None:
+                or not isinstance(f.value.func, cst.Name) or f.value.func.value != "super" or cls is None:
             return None
-        for base in self.m.scopes.mro(func.cls)[1:]:
+        mro = self.m.scopes.mro(cls)
+        start = owner_class(func)
+        for base in mro[mro.index(start) + 1:] if start in mro else mro[1:]:
             m = base.methods.get(f.attr.value)
             if m is not None:
                 return m
