@@ -108,6 +108,37 @@ def test_widen_is_bounded_and_above_its_input(states_in):
     assert covered(set(states_in), out)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.sets(states(), min_size=1, max_size=MAX_STATES + 30))
+def test_widen_with_preferred_conditions_is_bounded_and_above_its_input(states_in):
+    out = widen(set(states_in), keep_key=lambda k: k == "use_amp", relevant=frozenset({"use_amp", "args.clip"}),
+                prefer=lambda k: k == "args.clip")
+    assert 1 <= len(out) <= max(MAX_STATES, 1)
+    assert covered(set(states_in), out)
+
+
+def test_widen_forgets_unrelated_conditions_before_the_preferred_ones():
+    """Over the bound, the conditions neither AMP switches nor preferred (those choosing
+    between arms with protocol events) are forgotten first; a preferred one stays known, and is
+    not marked as forgotten, while the bound still holds."""
+    unrelated = [f"flag{i}" for i in range(7)]  # 128 paths: over MAX_STATES
+    facts = ScalerFacts(ready=True, stages=frozenset(), grads=(SCALED, "n1"), sbw=frozenset({"n1"}), exact=True,
+                        iters=None, done=frozenset())
+    states_in = set()
+    for bits in range(2 ** len(unrelated)):
+        assume = {(k, bool(bits >> i & 1)) for i, k in enumerate(unrelated)} | {("FLAGS.torch", True)}
+        states_in.add(State(PathFacts(assume=frozenset(assume))).with_facts("scaler", facts))
+    relevant = frozenset(unrelated) | {"FLAGS.torch"}
+    out = widen(states_in, keep_key=lambda k: "amp" in k, relevant=relevant, prefer=lambda k: k == "FLAGS.torch")
+    assert len(out) == 1
+    (st_out,) = out
+    assert st_out.path.assume == {("FLAGS.torch", True)}
+    assert "FLAGS.torch" not in st_out.path.dropped and set(unrelated) <= st_out.path.dropped
+    # without the preference, the branch outcome is forgotten with the others
+    (plain,) = widen(states_in, keep_key=lambda k: "amp" in k, relevant=relevant)
+    assert "FLAGS.torch" in plain.path.dropped
+
+
 def test_ready_facts_after_the_constructor_are_below_no_facts():
     from amplint.model.flow.state import FRESH, LOST, NOFACTS
 

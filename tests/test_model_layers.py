@@ -313,3 +313,18 @@ def test_static_callees_follow_constructors_and_local_instances():
     assert names[by["rebound"]] == {"Learner.__init__"}  # not every binding is a Learner
     relevant = {f.qualname for f in m.relevant_functions()}
     assert {"drive", "Base.learn", "Learner.__init__"} <= relevant and "shadowed" not in relevant
+
+
+@pytest.mark.parametrize("text,switch", [
+    ("use_amp", True), ("self.amp", True), ("args.amp_enabled", True), ("useAmp", True), ("cfg.USE_AMP", True),
+    ("AMP", True), ("notargs.amp", True), ("self.half_precision", True), ("useHalf", True), ("FLAGS.fp16", True),
+    ("scalerisNone", True), ("self.mixed_precision", True), ("torch.cuda.is_available()", True),
+    # ``amp`` and ``half`` inside other words are not switches (each kept atom splits the paths)
+    ("num_test_examples", False), ("'num_examples'inargs", False), ("FLAGS.clamp_outputs", False),
+    ("SAMPLE_RATE>16000", False), ("FLAGS.timestamp_logs", False), ("on_behalf", False), ("ampere", False),
+    ("FLAGS.torch", False), ("rank==0", False),
+])
+def test_amp_switches_are_read_from_whole_words(text, switch):
+    from amplint.model.flow.conditions import amp_switch
+
+    assert amp_switch(text) is switch

@@ -34,10 +34,13 @@ def checkpoints_without_scaler(model) -> list:
 def _compute(model) -> list:
     uf = facts(model)
     if not uf.calls("scale", "step"):
-        return _saved_for_importers(model)
-    scopes = _training_scopes(model, uf)
-    if not scopes:
-        return []
+        scopes = _handed_to_training(model, uf)
+        if not scopes:
+            return _saved_for_importers(model)
+    else:
+        scopes = _training_scopes(model, uf)
+        if not scopes:
+            return []
     found = [(r, c) for r, c in _candidates(model, lambda f: _in_scope(model, f, scopes)) if c.is_checkpoint()]
     # a dict saved both directly and through a helper (``upload_to_s3(ckpt)``) is reported at
     # the direct ``torch.save``
@@ -54,6 +57,25 @@ def _compute(model) -> list:
         reported.add(id(cand.node))
         out.append((report, cand))
     return out
+
+
+def _handed_to_training(model, uf) -> set:
+    """Owner classes (None: plain functions) of this module's enabled GradScaler constructors
+    whose scaler the module's own flow follows into another project module that steps it
+    (``train(model, data, optimizer, scaler)``, the loop of ``training/train.py``): the run
+    trains with it, and this module's checkpoints are the run's, unless the stepping module
+    saves or loads the scaler's state itself."""
+    if model.project is None:
+        return set()
+    ctors = [c for c in uf.ctors
+             if c.enabled is not False and c.targets and any(model.scalers.escapes(t) for t in c.targets)]
+    if not ctors:
+        return set()
+    steppers = {o.func.owner_model for o in model.flow.observations
+                if o.kind == "step" and getattr(o.func, "owner_model", model) is not model}
+    if not steppers or any(_state_handled(m, facts(m), set()) for m in steppers):
+        return set()
+    return {c.scope for c in ctors}
 
 
 def _saved_for_importers(model) -> list:

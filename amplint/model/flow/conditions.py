@@ -30,7 +30,11 @@ from ..names import dotted_text
 from ..syntax import expr_key
 from .state import State
 
-_AMP_SWITCH = re.compile(r"scal|amp|fp16|float16|half|precision|mixed|autocast|cuda|enabled", re.I)
+#: a condition that reads like an AMP switch; ``amp`` and ``half`` only as words of an identifier
+#: (``use_amp``, ``useAmp``, ``AMP``, ``half_precision``), not inside ``examples``, ``clamp``,
+#: ``SAMPLE_RATE`` or ``behalf``
+_AMP_SWITCH = re.compile(r"(?i:scal|fp16|float16|precision|mixed|autocast|cuda|enabled)"
+                         r"|(?<![A-Za-z])(?:amp|half)(?![a-z])|(?:Amp|Half)(?![a-z])|(?<![A-Z])(?:AMP|HALF)(?![A-Z])")
 _FLAG_VALUES = (cst.Name, cst.Attribute, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)
 _MAX_ALIAS = 4
 
@@ -225,6 +229,20 @@ class Conditions:
             for key, _v in self.cond_facts(frame, test, True, raw=True):
                 counts[key] = counts.get(key, 0) + 1
         return {k for k, n in counts.items() if n > 1}
+
+    def guarding_conditions(self) -> set[str]:
+        """The atoms (tested more than once) of branches with scaler-flow events in their arms
+        (``if FLAGS.torch:`` around the scaler's constructor and again around the training step):
+        widening forgets them only after the other atoms that are not AMP switches. Forgetting
+        one and branching on it again makes the path approximate, and the rules that need exact
+        paths stop reading it; a long function with many unrelated branches would then have no
+        exact path left to its training step."""
+        out: set[str] = set()
+        for test in self.m.tests:
+            if self._guards_events(test):
+                frame = self.root_frame(self._test_function(test))
+                out.update(k for k, _v in self.cond_facts(frame, test, True, raw=True))
+        return out & self.interesting
 
     def _test_function(self, test):
         hit = self.m.test_funcs.get(test)

@@ -102,7 +102,15 @@ class Flow(Loops, Conditions, Calls, Interproc):
         return obs
 
     def widen(self, states: set[State]) -> set[State]:
-        return widen(states, amp_switch, self._relevant_keys)
+        return widen(states, amp_switch, self._relevant_keys, self._guarding_key)
+
+    def _guarding_key(self, key: str) -> bool:
+        hit = self._guarding
+        if hit is None:
+            hit = self._guarding = self.guarding_conditions()
+        return key in hit
+
+    _guarding: set[str] | None = None
 
     # --- statements --------------------------------------------------------------------------
 

@@ -303,14 +303,21 @@ def prune(states: set[State]) -> set[State]:
     return out
 
 
-def widen(states: set[State], keep_key=None, relevant=frozenset()) -> set[State]:
+def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None) -> set[State]:
     """Bound a set of states: first merge states that differ only in how they were reached,
-    then (over :data:`MAX_STATES`) forget branch outcomes that are not AMP switches
-    (``keep_key``), then all of them, and at last join everything into one state. Each step
-    returns a set every input state is below, so loops iterated with it converge."""
+    then (over :data:`MAX_STATES`) forget branch outcomes that are neither AMP switches
+    (``keep_key``) nor ``prefer``-red (conditions that choose between arms with protocol
+    events), then those that are not AMP switches, then all of them, and at last join everything
+    into one state. Each step returns a set every input state is below, so loops iterated with
+    it converge."""
     states = _merge_flags(states)
     if len(states) <= MAX_STATES:
         return states
+    if prefer is not None and keep_key is not None:
+        stripped = _same_dropped({_strip_assume(st, lambda k: keep_key(k) or prefer(k), relevant) for st in states})
+        if len(stripped) <= MAX_STATES:
+            return stripped
+        states = stripped
     stripped = _same_dropped({_strip_assume(st, keep_key, relevant) for st in states})
     if len(stripped) <= MAX_STATES:
         return stripped
