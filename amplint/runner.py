@@ -473,6 +473,9 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
     from .project import Project
 
     Project.forget()  # the project indexes of an earlier run in this process may be stale
+    from .engine import tune_gc
+
+    tune_gc()  # before the workers fork: they inherit it
     ws = as_workspace(settings)
     found = discover(list(paths), ws)
     safeio.sweep(found.temp_dirs)

@@ -119,6 +119,9 @@ class DocumentLinter:
 class AmplintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("amplint", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental)
+        from ..engine import tune_gc
+
+        tune_gc()  # the server keeps the models of a project: the collector need not re-scan them often
         self.engine = DocumentLinter()
         self.results: dict[str, tuple[int | None, list[Diagnostic], str]] = {}
 
