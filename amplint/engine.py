@@ -338,6 +338,7 @@ class Linter:
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None, magics=None):
         import libcst as cst
 
+        from .cstparse import parse_module
         from .literals import blank_large_literals, fold_identifiers, touches
         from .model import AmpModel
 
@@ -351,7 +352,7 @@ class Linter:
         model = link.cache.cached(path, source.text) if link is not None else None
         if model is None:
             try:
-                module = self.module_parser(text, name) if self.module_parser is not None else cst.parse_module(text)
+                module = self.module_parser(text, name) if self.module_parser is not None else parse_module(text)
             except cst.ParserSyntaxError as e:
                 # CPython compiled the file: this is a limit of LibCST's grammar, said as such
                 from .cstlimits import explain

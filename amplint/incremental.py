@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .cstparse import parse_module
+
 #: documents whose trees are kept (a server edits a few at a time)
 MAX_DOCUMENTS = 32
 
@@ -27,7 +29,7 @@ class IncrementalParser:
         prev = self._last.get(name)
         hit = _splice(prev, text) if prev is not None else None
         if hit is None:
-            module = cst.parse_module(text)
+            module = parse_module(text)
             hit = module, _ends(module, 0, list(range(len(module.body))))
         module, ends = hit
         self._last.pop(name, None)
@@ -77,7 +79,7 @@ def _splice(prev: tuple[str, cst.Module, list[int]], text: str) -> tuple[cst.Mod
         stop_old = len(old)  # the footer is re-parsed with the last statements
     middle_text = text[start:len(text) - (len(old) - stop_old)]
     try:
-        middle = cst.parse_module(middle_text)
+        middle = parse_module(middle_text)
     except cst.ParserSyntaxError:
         return None
     if not middle.body or middle.default_indent != mod.default_indent or middle.default_newline != mod.default_newline:

@@ -20,6 +20,7 @@ import unicodedata
 MIN_SPAN = 4096  # characters; smaller literals cost LibCST little
 MIN_FILE = 16384  # files smaller than this are not searched at all
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NOT_NEWLINE = re.compile(r"[^\r\n]")
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 _NOTHING_AFTER = re.compile(r"[ \t\f)\]}]*(?:#.*)?")
@@ -53,20 +54,28 @@ def blank_large_literals(text: str, tree: ast.Module | None) -> tuple[str, list[
         return text, []
     from .lines import split_lines
 
-    lines: list[str] | None = None
+    lines = split_lines(text, keepends=True)
     starts: list[int] = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line)
     spans: list[tuple[int, int]] = []  # char offsets [start, end) of the literals
     rows: list[tuple[int, int]] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
+        last = getattr(node, "end_lineno", None)
+        if last is not None and not isinstance(node, _DECORATED):
+            # a node shorter than a large literal holds none (its children lie inside it; a
+            # definition's decorators lie before its ``lineno``): most statements are skipped whole
+            if last == node.lineno:
+                if node.end_col_offset - node.col_offset < MIN_SPAN:  # bytes: at least the characters
+                    continue
+            elif (_offset(lines, starts, last, node.end_col_offset)
+                  - _offset(lines, starts, node.lineno, node.col_offset)) < MIN_SPAN:
+                continue
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and node.end_lineno is not None:
-            if lines is None:
-                lines = split_lines(text, keepends=True)
-                pos = 0
-                for line in lines:
-                    starts.append(pos)
-                    pos += len(line)
             start = _offset(lines, starts, node.lineno, node.col_offset)
             end = _offset(lines, starts, node.end_lineno, node.end_col_offset)
             if end - start >= MIN_SPAN and text[start:start + 1] in _PAIRS \

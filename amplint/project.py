@@ -217,10 +217,34 @@ def _module_exists(root: Path, parts: list[str]) -> bool:
     for k in (len(parts), len(parts) - 1):
         if k < 1:
             continue
-        base = root.joinpath(*parts[:k])
-        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file() or (k == len(parts) and base.is_dir()):
+        folder = os.path.join(str(root), *parts[:k - 1])
+        files, dirs = _entries(folder)
+        name = parts[k - 1]
+        if name + ".py" in files:
+            return True
+        if name in dirs and (k == len(parts) or "__init__.py" in _entries(os.path.join(folder, name))[0]):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _entries(folder: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the regular files and of the folders in ``folder`` (one ``scandir``, no
+    ``stat`` per name where the file system gives the type); empty when it cannot be read."""
+    files, dirs = set(), set()
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                try:
+                    if e.is_file():
+                        files.add(e.name)
+                    elif e.is_dir():
+                        dirs.add(e.name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return frozenset(files), frozenset(dirs)
 
 
 class Project:
@@ -253,6 +277,7 @@ class Project:
         """Drop every project index (a new run, or files changed under a long-lived server)."""
         cls._by_root.clear()
         _root_of.cache_clear()
+        _entries.cache_clear()
 
     @classmethod
     def for_path(cls, path: str | Path) -> "Project":
@@ -785,13 +810,14 @@ class ModelCache:
 def _parse(data: bytes):
     import libcst as cst
 
+    from .cstparse import parse_module
     from .engine import DecodeError, decode
     from .literals import blank_large_literals, fold_identifiers
 
     try:
         text = decode(data).text
         tree = compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST: CPython accepts it
-        return text, cst.parse_module(fold_identifiers(blank_large_literals(text, tree)[0])[0])  # as a linted file's
+        return text, parse_module(fold_identifiers(blank_large_literals(text, tree)[0])[0])  # as a linted file's
     except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
         return None, None
 
