@@ -50,13 +50,18 @@ is_deprecated_amp = T.is_deprecated
 def dotted_text(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None (no resolution)."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    t = type(node)  # exact types: ``isinstance`` on a LibCST class is an ABC check (hot path)
+    while t is _ATTRIBUTE:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        t = type(node)
+    if t is _NAME:
+        parts.append(node.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
+
+
+_ATTRIBUTE, _NAME = cst.Attribute, cst.Name
 
 
 def module_name(node: cst.BaseExpression | None) -> str:

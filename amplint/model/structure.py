@@ -209,7 +209,7 @@ class FunctionInfo:
 
     @property
     def is_module(self) -> bool:
-        return isinstance(self.node, cst.Module)
+        return type(self.node) is cst.Module
 
     def is_local(self, name: str) -> bool:
         return not self.is_module and name not in self.globals_declared and (name in self.assigned or name in self.params)

@@ -55,15 +55,31 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return fs
 
 
+#: what a field value is, by its exact type: 1 a node, 2 a leaf node (:data:`_LEAF_TYPES`), 3 a
+#: list or tuple, 0 anything else. Every LibCST class is an ABC, so ``isinstance`` on one goes
+#: through ``ABCMeta.__instancecheck__``: the walks ask this table instead (millions of times)
+_KIND: dict[type, int] = {}
+
+
+def _kind(t: type) -> int:
+    hit = _KIND.get(t)
+    if hit is None:
+        hit = _KIND[t] = (2 if issubclass(t, _LEAF_TYPES) else 1) if issubclass(t, cst.CSTNode) \
+            else 3 if issubclass(t, (list, tuple)) else 0
+    return hit
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes the model cares about (whitespace, commas and the like left out)."""
     out: list[cst.CSTNode] = []
+    kinds = _KIND
     for name in child_fields(type(node)):
         v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
+        k = kinds.get(type(v)) or _kind(type(v))
+        if k == 1 or k == 2:
             out.append(v)
-        elif isinstance(v, (list, tuple)):
-            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+        elif k == 3:
+            out.extend(x for x in v if (kinds.get(type(x)) or _kind(type(x))) in (1, 2))
     return out
 
 
@@ -589,14 +605,15 @@ class Builder:
             self.generic(node, ctx, out, kind)
 
     def generic(self, node: cst.CSTNode, ctx: "_Ctx", out: list[Item], kind: str = "expr") -> None:
+        kinds = _KIND
         for name in child_fields(type(node)):
             v = getattr(node, name)
-            if isinstance(v, cst.CSTNode):
-                if not isinstance(v, _LEAF_TYPES):
-                    self.expr(v, ctx, out, kind)
-            elif isinstance(v, (list, tuple)):
+            k = kinds.get(type(v)) or _kind(type(v))
+            if k == 1:
+                self.expr(v, ctx, out, kind)
+            elif k == 3:
                 for x in v:
-                    if isinstance(x, cst.CSTNode) and not isinstance(x, _LEAF_TYPES):
+                    if (kinds.get(type(x)) or _kind(type(x))) == 1:
                         self.expr(x, ctx, out, kind)
 
     def _maybe_ref(self, node: cst.CSTNode, text: str, ctx: "_Ctx", kind: str) -> None:

@@ -70,6 +70,7 @@ class Conditions:
         self._relevant_keys: set[str] = set()
         self._undrop_cache: dict[tuple, frozenset] = {}
         self._mentions_memo: dict[tuple, bool] = {}
+        self._assume_memo: dict[tuple, frozenset] = {}
         self._guard_memo: dict = {}
         self._scaler_conditions()
         self.interesting = self._interesting_conditions()
@@ -327,27 +328,36 @@ class Conditions:
         canon = frozenset(self.canon(frame, h) or h for h in heads)
         if not canon:
             return states
-        memo = self._mentions_memo
+        memo = self._assume_memo
         out = set()
         for st in states:
             p = st.path
             assume = p.assume
             if assume:
-                keep = []
-                for x in assume:
-                    hit = memo.get((x[0], canon))
-                    if hit is None:
-                        hit = memo[(x[0], canon)] = mentions_any(x[0], canon)
-                    if not hit:
-                        keep.append(x)
-                if len(keep) != len(assume):
-                    assume = frozenset(keep)
-            scaled = p.scaled if keep_scaled else frozenset(x for x in p.scaled if x[0] not in canon)
+                # states share their condition sets: each set is filtered once per rebinding
+                hit = memo.get((assume, canon))
+                if hit is None:
+                    hit = memo[(assume, canon)] = self._forget(assume, canon)
+                assume = hit
+            scaled = p.scaled
+            if scaled and not keep_scaled and any(x[0] in canon for x in scaled):
+                scaled = frozenset(x for x in scaled if x[0] not in canon)
             dropped = self.undrop(p.dropped, canon) if p.dropped else p.dropped
             if assume != p.assume or scaled != p.scaled or dropped != p.dropped:
                 st = st.with_path(assume=assume, scaled=scaled, dropped=dropped)
             out.add(st)
         return out
+
+    def _forget(self, assume: frozenset, canon: frozenset) -> frozenset:
+        memo = self._mentions_memo
+        keep = []
+        for x in assume:
+            hit = memo.get((x[0], canon))
+            if hit is None:
+                hit = memo[(x[0], canon)] = mentions_any(x[0], canon)
+            if not hit:
+                keep.append(x)
+        return assume if len(keep) == len(assume) else frozenset(keep)
 
     def undrop(self, dropped: frozenset, names) -> frozenset:
         key = (dropped, frozenset(names))

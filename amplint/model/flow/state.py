@@ -151,9 +151,9 @@ class PathFacts:
         return (self.assume, self.scaled, self.plain, self.handled, self.approx, self.dropped)
 
     def but(self, **kw) -> "PathFacts":
-        d = dict(zip(self.__slots__[:-1], self._t()))
-        d.update(kw)
-        return PathFacts(**d)
+        get = kw.get
+        return PathFacts(get("assume", self.assume), get("scaled", self.scaled), get("plain", self.plain),
+                         get("handled", self.handled), get("approx", self.approx), get("dropped", self.dropped))
 
 
 EMPTY_PATH = PathFacts()
