@@ -426,6 +426,9 @@ class Project:
             return self._reached[path]
         scaler = set(self.scaler_files())
         scaler.discard(path)
+        if not scaler:
+            self._reached[path] = False  # no training module in the project: nothing to index
+            return False
         hit = bool(set(self.importers(path, depth=1)) & scaler) or bool(set(self.imported(path, depth=1)) & scaler)
         text = self.read(path) or b""
         if not hit and (_CLASS.search(text) or b".half(" in text or b"float16" in text):
