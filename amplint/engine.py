@@ -21,7 +21,7 @@ from .config import RuleOptions, Settings
 from .diagnostics import Diagnostic, Edit, Fix, Location, Related
 from .files import read_regular
 from .lines import split_lines
-from .prefilter import Prefilter
+from .prefilter import FileTriggers, Prefilter
 from .rules import Finding, FixPlan, Rule, all_rules
 
 SYNTAX_CODE = "AMP000"
@@ -181,7 +181,6 @@ class Linter:
         self.rules: list[Rule] = [r(settings.options) for r in all_rules() if r.code in settings.enabled]
         names = settings.options.scaler_names
         self.prefilter = Prefilter({t for r in self.rules for t in r.triggers}, names)
-        self._filters: dict[str, Prefilter] | None = None
         self._screen_map: dict[str, tuple[str, ...]] | None = None
         self._models = None  # models of project modules, shared by the files this linter checks
         #: ``(text, name) -> Module``: the language server's incremental parser (None: parse whole)
@@ -191,13 +190,6 @@ class Linter:
 
     # what a file that passed the prefilter needs (built on first use: a run whose files all
     # fail the prefilter pays for none of it)
-
-    @property
-    def _rule_filters(self) -> dict[str, Prefilter]:
-        if self._filters is None:
-            names = self.settings.options.scaler_names
-            self._filters = {r.code: Prefilter(r.triggers, names) for r in self.rules}
-        return self._filters
 
     @property
     def _screens(self) -> dict[str, tuple[str, ...]]:
@@ -288,9 +280,10 @@ class Linter:
         if force:
             rules = list(self.rules)
         else:
-            if not reached and any("scaler" in r.triggers and not self._rule_filters[r.code](raw) for r in self.rules):
+            present = FileTriggers(raw, self.settings.options.scaler_names)
+            if not reached and any("scaler" in r.triggers and not present.passes(r.triggers) for r in self.rules):
                 reached = self._reached_by_scaler_code(name, raw)
-            rules = [r for r in self.rules if self._rule_filters[r.code](raw) or reached and "scaler" in r.triggers]
+            rules = [r for r in self.rules if present.passes(r.triggers) or reached and "scaler" in r.triggers]
             rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])
                      or reached and "scaler" in r.triggers]
             if not rules and UNUSED_NOQA not in self.settings.enabled:

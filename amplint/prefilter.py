@@ -64,10 +64,45 @@ class Prefilter:
         self._alts = [(alt.gate, tuple(re.compile(p) for p in alt.confirm)) for alt in alternatives]
 
     def __call__(self, data: bytes) -> bool:
-        for gate, confirm in self._alts:
-            for token in gate:
-                if token in data:
-                    if all(p.search(data) for p in confirm):
-                        return True
-                    break
-        return False
+        return _any_alternative(self._alts, data)
+
+
+class FileTriggers:
+    """Which rules' prefilters one file's bytes pass, each trigger decided once: the rules
+    share a handful of triggers, and a confirming regex scans the whole file. The answer for a
+    rule equals ``Prefilter(rule.triggers, extra_names)(data)``."""
+
+    _compiled: dict[str, list] = {}
+
+    def __init__(self, data: bytes, extra_names: Iterable[str] = ()) -> None:
+        self.data = data
+        self._hit: dict[str, bool] = {}
+        self._extra_names = tuple(extra_names)
+        self._extra: bool | None = None
+
+    def passes(self, triggers: Iterable[str]) -> bool:
+        return any(self._trigger(t) for t in triggers) or self._extra_hit()
+
+    def _trigger(self, name: str) -> bool:
+        hit = self._hit.get(name)
+        if hit is None:
+            alts = self._compiled.get(name)
+            if alts is None:
+                alts = self._compiled[name] = [(a.gate, tuple(re.compile(p) for p in a.confirm)) for a in TRIGGERS[name]]
+            hit = self._hit[name] = _any_alternative(alts, self.data)
+        return hit
+
+    def _extra_hit(self) -> bool:
+        if self._extra is None:
+            self._extra = any(n.rsplit(".", 1)[-1].encode() in self.data for n in self._extra_names)
+        return self._extra
+
+
+def _any_alternative(alts, data: bytes) -> bool:
+    for gate, confirm in alts:
+        for token in gate:
+            if token in data:
+                if all(p.search(data) for p in confirm):
+                    return True
+                break
+    return False

@@ -36,6 +36,23 @@ def test_prefilter_keeps_every_fixture_and_case():
     _compare(paths, _linter(("AMP0", "AMP1", "AMP2")))
 
 
+@pytest.mark.parametrize("names", [(), ("my_loss_scaler", "amp.trainer.scaler")])
+def test_file_triggers_answer_as_each_rules_prefilter(names):
+    """The per-file trigger memo the linter asks for each rule gives the rule's own prefilter
+    answer, on every fixture and case and on texts made to pass one alternative only."""
+    from amplint.prefilter import FileTriggers, Prefilter
+
+    rules = all_rules()
+    texts = [p.read_bytes() for p in sorted(FIXTURES.rglob("*.py")) + sorted(CASES.rglob("*.py"))]
+    texts += [b"x = 1\n", b"y.scale(loss)\n", b"y.scale(loss).backward()\n", b"# noqa: AMP001\n",
+              b"with autocast_mode():\n", b"from torch.cuda import amp\n", b"my_loss_scaler.step(opt)\n",
+              b"accelerator.accumulate(m)\naccelerator.clip_grad_norm_(p, 1)\n", b"GradScaler\n"]
+    for data in texts:
+        present = FileTriggers(data, names)
+        for r in rules:
+            assert present.passes(r.triggers) == Prefilter(r.triggers, names)(data), (r.code, data[:80])
+
+
 def test_prefilter_drops_files_without_amp():
     linter = _linter()
     assert not linter.prefilter(b"import torch\n\nx = torch.ones(3).half()\nloss.backward()\n")
