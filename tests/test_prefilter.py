@@ -91,6 +91,7 @@ def test_prefilter_is_sound_on_corpus_near_misses():
 def test_ast_screen_is_sound_on_corpus():
     """Files that pass the byte prefilter but that the AST screen stops: linted fully, silent."""
     from amplint.engine import _cpython_parse, decode
+    from amplint.prefilter import FileTriggers
     from amplint.screen import SCREENS, facts
 
     corpus = ensure_corpus()
@@ -100,7 +101,8 @@ def test_ast_screen_is_sound_on_corpus():
         data = p.read_bytes()
         if not linter.prefilter(data):
             continue
-        rules = [r for r in linter.rules if linter._rule_filters[r.code](data)]
+        present = FileTriggers(data, linter.settings.options.scaler_names)
+        rules = [r for r in linter.rules if present.passes(r.triggers)]
         if not any(r.screen for r in rules):
             continue
         tree, err = _cpython_parse(decode(data).text, str(p))
