@@ -325,6 +325,6 @@ def test_static_callees_follow_constructors_and_local_instances():
     ("FLAGS.torch", False), ("rank==0", False),
 ])
 def test_amp_switches_are_read_from_whole_words(text, switch):
-    from amplint.model.flow.conditions import amp_switch
+    from amplint.model.flow.atoms import amp_switch
 
     assert amp_switch(text) is switch

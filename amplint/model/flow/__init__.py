@@ -3,6 +3,7 @@
 - :mod:`.state`       the abstract state and its lattice (join, leq, widen);
 - :mod:`.monitors`    per-rule path properties attached to the interpreter;
 - :mod:`.conditions`  correlated conditions (condition atoms, ``assume``, exclusive arms);
+- :mod:`.atoms`       the text of a condition atom (AMP switch? mentions a name?);
 - :mod:`.interpret`   statements, loops to a fixpoint, ``try``/``finally``;
 - :mod:`.calls`       events as transitions;
 - :mod:`.interproc`   calls into the analysed code, keys and aliases;

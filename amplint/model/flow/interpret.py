@@ -20,7 +20,8 @@ import libcst as cst
 
 from ..structure import Alt, Bind, CallSite, FunctionInfo, Region
 from .calls import Calls
-from .conditions import Conditions, amp_switch
+from .atoms import amp_switch
+from .conditions import Conditions
 from .frames import Frame, Observation, Outs
 from .interproc import Interproc, target_heads
 from .loops import Loops

@@ -326,7 +326,7 @@ class Interproc(Objects):
         """A loop whose variant names are the optimizer a scaler steps or unscales in its body,
         and that scales no loss itself (a loop whose every pass runs a whole scaled iteration,
         one objective after another, is a training loop)."""
-        from .conditions import mentions_any
+        from .atoms import mentions_any
 
         if any(s in c.loops and c.method == "scale" and self.is_scaler(frame, c.recv) for c in frame.func.calls):
             return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax import literal_value
-from .conditions import mentions_any
+from .atoms import mentions_any
 from .frames import Frame, Outs
 from .interproc import target_heads
 from .monitors import announce
