@@ -59,9 +59,8 @@ class Prefilter:
         alternatives: list[Alternative] = []
         for name in sorted(set(trigger_names)):
             alternatives.extend(TRIGGERS[name])
-        for extra in extra_names:
-            alternatives.append(Alternative((extra.rsplit(".", 1)[-1].encode(),)))
-        self._alts = [(alt.gate, tuple(re.compile(p) for p in alt.confirm)) for alt in alternatives]
+        alternatives.extend(_name_alternatives(extra_names))
+        self._alts = _compile(alternatives)
 
     def __call__(self, data: bytes) -> bool:
         return _any_alternative(self._alts, data)
@@ -77,7 +76,7 @@ class FileTriggers:
     def __init__(self, data: bytes, extra_names: Iterable[str] = ()) -> None:
         self.data = data
         self._hit: dict[str, bool] = {}
-        self._extra_names = tuple(extra_names)
+        self._extra_alts = _compile(_name_alternatives(extra_names))
         self._extra: bool | None = None
 
     def passes(self, triggers: Iterable[str]) -> bool:
@@ -88,14 +87,23 @@ class FileTriggers:
         if hit is None:
             alts = self._compiled.get(name)
             if alts is None:
-                alts = self._compiled[name] = [(a.gate, tuple(re.compile(p) for p in a.confirm)) for a in TRIGGERS[name]]
+                alts = self._compiled[name] = _compile(TRIGGERS[name])
             hit = self._hit[name] = _any_alternative(alts, self.data)
         return hit
 
     def _extra_hit(self) -> bool:
         if self._extra is None:
-            self._extra = any(n.rsplit(".", 1)[-1].encode() in self.data for n in self._extra_names)
+            self._extra = _any_alternative(self._extra_alts, self.data)
         return self._extra
+
+
+def _name_alternatives(names: Iterable[str]) -> list[Alternative]:
+    """A configured scaler name (``trainer.loss_scaler``) passes when its last part occurs."""
+    return [Alternative((n.rsplit(".", 1)[-1].encode(),)) for n in names]
+
+
+def _compile(alternatives: Iterable[Alternative]) -> list:
+    return [(a.gate, tuple(re.compile(p) for p in a.confirm)) for a in alternatives]
 
 
 def _any_alternative(alts, data: bytes) -> bool:
