@@ -56,7 +56,7 @@ def child_fields(cls: type) -> tuple[str, ...]:
 
 
 #: what a field value is, by its exact type: 1 a node, 2 a leaf node (:data:`_LEAF_TYPES`), 3 a
-#: list or tuple, 0 anything else. Every LibCST class is an ABC, so ``isinstance`` on one goes
+#: list or tuple, 4 anything else (never 0: a kind once seen is answered by the table alone). Every LibCST class is an ABC, so ``isinstance`` on one goes
 #: through ``ABCMeta.__instancecheck__``: the walks ask this table instead (millions of times)
 _KIND: dict[type, int] = {}
 
@@ -65,7 +65,7 @@ def _kind(t: type) -> int:
     hit = _KIND.get(t)
     if hit is None:
         hit = _KIND[t] = (2 if issubclass(t, _LEAF_TYPES) else 1) if issubclass(t, cst.CSTNode) \
-            else 3 if issubclass(t, (list, tuple)) else 0
+            else 3 if issubclass(t, (list, tuple)) else 4
     return hit
 
 
