@@ -123,6 +123,8 @@ class ScalerTable:
                 negative = True
         if strong:
             return True
+        if not negative and kind == "local" and any(b.kind == "param" and b.annotation is None for b in bindings):
+            negative = self._callers_pass_other(scope, key)
         if negative:
             return False
         if sk in self._use:
@@ -134,9 +136,39 @@ class ScalerTable:
                     return True
         return False
 
+    def _callers_pass_other(self, func: FunctionInfo, name: str) -> bool:
+        """``func`` is called in this file, and every call hands its parameter ``name`` an object
+        that cannot be a GradScaler (``validate(model, loader, scaler)`` where ``scaler`` is the
+        project's own task-loss weighter): the parameter is not one either, whatever its methods
+        are called."""
+        if name not in func.params or func.is_static or func.is_classmethod:
+            return False
+        index = func.params.index(name)
+        if func.cls is not None:
+            index -= 1  # the receiver
+            sites = [c for c in self.b.calls if c.text == f"self.{func.name}" and owner_class(c.func) is func.cls]
+        else:
+            sites = [c for c in self.b.calls if c.text == func.name and c.method is None]
+        if index < 0 or not sites:
+            return False
+        for c in sites:
+            if any(a.star for a in c.node.args):
+                return False
+            arg = c.arg(index, name)
+            vals = self.values.of(c.func, arg.value) if arg is not None else frozenset()
+            if not vals or not all(v.kind in _NEGATIVE for v in vals):
+                return False
+        return True
+
     def _bindings(self, func: FunctionInfo, key: str, kind: str, scope) -> list[Binding]:
         if kind == "class":
-            return self.scopes.attr(scope, key.split(".", 1)[1]) if key.count(".") == 1 else []  # type: ignore[arg-type]
+            if key.count(".") == 1:
+                return self.scopes.attr(scope, key.split(".", 1)[1])  # type: ignore[arg-type]
+            # ``self.state.scaler``: the attribute of the object ``self.state`` holds (a dataclass
+            # field, an attribute its class binds)
+            base, _, last = key.rpartition(".")
+            return [b for v in self.values.of_key(func, base) if v.kind == "instance" and v.data is not None
+                    for b in self.scopes.attr(v.data, last)]
         if kind == "local":
             return self.scopes.local(func, key)
         out = self.scopes.local(self.scopes.top, key)

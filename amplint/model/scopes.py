@@ -145,7 +145,16 @@ class Scopes:
             s = _scopes_of(c, self)
             out.extend(s._self_attrs.get(c, {}).get(attr, ()))
             out.extend(s._class_body.get(c, {}).get(attr, ()))
+        if not out:
+            # a mixin reading an attribute it never binds (``self.scaler`` in a ``ClipGradMixin``):
+            # what the classes of this file mixing it in bind
+            for sub in self.mixed_into(cls):
+                out.extend(self.attr(sub, attr))
         return out
+
+    def mixed_into(self, cls: ClassInfo) -> list[ClassInfo]:
+        """The classes of this file with ``cls`` among their bases (directly or further up)."""
+        return [c for group in self.by_name.values() for c in group if c is not cls and cls in self.mro(c)[1:]]
 
     def self_attr_names(self, cls: ClassInfo) -> set[str]:
         return set(self._self_attrs.get(cls, {}))

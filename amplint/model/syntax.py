@@ -187,6 +187,10 @@ class Builder:
         # partial of one (``amp_autocast = partial(torch.autocast, ...)``)
         self.region_vars: dict[tuple[int, str], cst.BaseExpression] = {}
         self.region_partials: dict[tuple[int, str], cst.Call] = {}
+        # names bound to a partial of a torch function with keyword arguments only
+        # (``clip = functools.partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)``): a call of
+        # the name is a call of the function
+        self.call_partials: dict[tuple[int, str], str] = {}
         # every condition tested by if / while / conditional expressions
         self.tests: list[cst.BaseExpression] = []
         self.test_funcs: dict[cst.CSTNode, FunctionInfo] = {}
@@ -651,6 +655,8 @@ class Builder:
             self.parent_call[arg.value] = node
             self.expr(arg.value, ctx, out)
         qual = self.imports.resolve(text) if text is not None else None
+        if qual is None and method is None and text is not None and self.call_partials:
+            qual = self._lookup(self.call_partials, text, ctx)
         cs = CallSite(
             node=node,
             func=ctx.func,
@@ -815,6 +821,10 @@ class Builder:
                         if t is not None:
                             self.region_partials[(key_scope(t), t)] = value
                     return
+                if inner is not None and inner.startswith("torch.") and all(a.keyword is not None for a in value.args[1:]):
+                    for t in targets:
+                        if t is not None and "." not in t:
+                            self.call_partials[(key_scope(t), t)] = inner
         probe = value.body if isinstance(value, cst.IfExp) else value
         alt = value.orelse if isinstance(value, cst.IfExp) else None
         for cand in (probe, alt):

@@ -210,7 +210,11 @@ class Values:
     def _bindings(self, bindings: list[Binding], depth: int) -> set[Value]:
         out: set[Value] = set()
         for b in bindings:
-            out |= self.binding(b, depth)
+            # a binding of another project module (an attribute its base class binds) is read
+            # by that module's values: its names are that module's
+            owner = getattr(b.func, "owner_model", None)
+            values = getattr(owner, "values", None)
+            out |= (values if values is not None and values is not self else self).binding(b, depth)
         return out
 
     def binding(self, b: Binding, depth: int = 0) -> frozenset[Value]:

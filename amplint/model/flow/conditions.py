@@ -227,6 +227,12 @@ class Conditions:
     # --- assume --------------------------------------------------------------------------------
 
     def assume(self, frame, test: cst.BaseExpression, value: bool, states: set[State]) -> set[State]:
+        neg = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+        flag = test.expression if neg else test
+        if type(flag) is cst.Name and frame.env.get(flag.value) in ("True", "False", "None"):
+            # a flag the caller passes as a literal (``run_iteration(gen, False)`` with ``if
+            # do_backprop:`` inside): only the arm it selects runs
+            return states if (frame.env[flag.value] == "True") == (value != neg) else set()
         facts = self.cond_facts(frame, test, value)
         if not facts:
             if self._is_plain_enabled_test(frame, test):
