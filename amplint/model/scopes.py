@@ -154,7 +154,12 @@ class Scopes:
 
     def mixed_into(self, cls: ClassInfo) -> list[ClassInfo]:
         """The classes of this file with ``cls`` among their bases (directly or further up)."""
-        return [c for group in self.by_name.values() for c in group if c is not cls and cls in self.mro(c)[1:]]
+        memo = self.__dict__.setdefault("_mixed_memo", {})
+        hit = memo.get(cls)
+        if hit is None:
+            hit = memo[cls] = [c for group in self.by_name.values() for c in group
+                               if c is not cls and cls in self.mro(c)[1:]]
+        return hit
 
     def self_attr_names(self, cls: ClassInfo) -> set[str]:
         return set(self._self_attrs.get(cls, {}))
