@@ -139,7 +139,7 @@ def _color_enabled(choice: str, stream) -> bool:
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable (e.g. AMP0, ALL).")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Enable these on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")

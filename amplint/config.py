@@ -296,13 +296,18 @@ def _matches(selector: str, code: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
-def validate_selectors(selectors: Iterable[str], codes: Iterable[str], where: str) -> list[str]:
+def validate_selectors(selectors: Iterable[str], codes: Iterable[str], where: str, allow_empty: bool = False) -> list[str]:
+    """The selectors, upper-cased, each checked against the rule codes. An empty one is an
+    error in a configuration file (``select = [""]`` would otherwise select nothing, silently);
+    ``allow_empty``: skipped (the command line's ``--select AMP001,``)."""
     codes = list(codes)
     out = []
     for raw in selectors:
         sel = raw.strip().upper()
         if not sel:
-            continue
+            if allow_empty:
+                continue
+            raise ConfigError(f"{where}: an empty rule selector (give a code, a prefix such as `AMP0`, or `ALL`)")
         if sel != "ALL" and not any(c.startswith(sel) for c in codes):
             raise ConfigError(f"{where}: unknown rule selector `{raw}` (see `amplint --list-rules`)")
         out.append(sel)
@@ -709,14 +714,14 @@ class Workspace:
 
         if cli.select is not None or cli.extend_select or cli.ignore:
             selections.append(Selection(
-                tuple(validate_selectors(cli.select, codes, "--select")) if cli.select is not None else None,
-                tuple(validate_selectors(cli.extend_select, codes, "--extend-select")),
-                tuple(validate_selectors(cli.ignore, codes, "--ignore")),
+                tuple(validate_selectors(cli.select, codes, "--select", allow_empty=True)) if cli.select is not None else None,
+                tuple(validate_selectors(cli.extend_select, codes, "--extend-select", allow_empty=True)),
+                tuple(validate_selectors(cli.ignore, codes, "--ignore", allow_empty=True)),
             ))
         enabled = resolve_layers(self.rules, selections)
         for pattern, s in cli.per_file_ignores.items():
             pfi.append((cwd, _checked_glob(pattern, "--per-file-ignores"),
-                        _expand(validate_selectors(s, codes, "--per-file-ignores"), codes)))
+                        _expand(validate_selectors(s, codes, "--per-file-ignores", allow_empty=True), codes)))
         if cli.exclude is not None:
             exclude = [(cwd, _checked_glob(p, "--exclude")) for p in cli.exclude]
         extend_exclude += [(cwd, _checked_glob(p, "--extend-exclude")) for p in cli.extend_exclude]
@@ -766,6 +771,8 @@ class Workspace:
 def _checked_glob(pattern: str, where: Path | str) -> str:
     from .globs import GlobError, translate
 
+    if not pattern.strip():
+        raise ConfigError(f"{where}: an empty glob pattern")
     try:
         translate(pattern)
     except GlobError as e:

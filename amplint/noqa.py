@@ -15,6 +15,10 @@ FILE_NOQA = re.compile(rf"#\s*(?i:amplint)\s*:\s*(?i:noqa)(?![A-Za-z0-9_-])(?:\s
 _DIRECTIVE = re.compile(r"#\s*(?P<file>(?i:amplint)\s*:?\s*)?(?i:noqa)(?![A-Za-z0-9_])", re.ASCII)
 _CODES = re.compile(rf"\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*)[\s,]*", re.ASCII)
 _CODE_LIKE = re.compile(r"[\s,]*(?P<word>[A-Za-z]+[-_.]?[0-9][\w.-]*)", re.ASCII)
+# a rule selector where codes belong (``# noqa ALL``, ``# noqa AMP``): not an explanation
+_SELECTOR_LIKE = re.compile(r"[\s,]*(?P<word>ALL|A(?:MP?)?)(?![\w.-])", re.ASCII)
+# another separator in place of the colon (``# noqa=AMP002``, ``# noqa - AMP002``, ``# noqa.AMP002``)
+_OTHER_SEPARATOR = re.compile(r"\s*[=.;,-]+\s*(?:[A-Za-z]+[-_.]?[0-9]|ALL\b|A(?:MP?)?(?![\w.-]))", re.ASCII)
 
 
 def _check_directive(text: str) -> tuple[str | None, int, str | None, str | None]:
@@ -44,11 +48,15 @@ def _check_directive(text: str) -> tuple[str | None, int, str | None, str | None
         if word is not None:
             return kind, m.start(), None, f"`{word.group('word')}` is not a rule code (write e.g. `{shown}: AMP001`)"
         return kind, m.start(), c.group("codes"), None
+    selector = _SELECTOR_LIKE.match(rest)
+    if selector is not None and _CODE_LIKE.match(rest) is None and (rest[:1].isspace() or rest[:1] == ","):
+        return kind, m.start(), None, (f"`{selector.group('word')}` is not a rule code: write `{shown}` (every code) "
+                                       f"or `{shown}: AMP001`")
     word = _CODE_LIKE.match(rest)
     if word is not None and (rest[:1].isspace() or rest[:1] == ","):
         return kind, m.start(), None, (f"a `:` is missing before `{word.group('word')}` (write `{shown}: "
                                        f"{word.group('word')}`)")
-    if rest[:1] in (",", ";"):
+    if rest[:1] in (",", ";") or _OTHER_SEPARATOR.match(rest):
         return kind, m.start(), None, f"write `{shown}: CODES`"
     return kind, m.start(), None, None
 

@@ -506,6 +506,26 @@ def test_unreadable_directory_is_a_diagnostic(proj):
     assert "All checks passed!" not in p.stdout.decode()
 
 
+@pytest.mark.skipif(not CAN_DROP, reason="needs root and setpriv to run without CAP_DAC_READ_SEARCH")
+@pytest.mark.parametrize("named", ["secret/train.py", "secret"])
+def test_unreadable_path_named_on_the_command_line_is_a_diagnostic(proj, named):
+    # it used to stop the whole run with a usage error (exit 2) before any other path was linted
+    (proj / "other.py").write_bytes(BAD)
+    secret = proj / "secret"
+    secret.mkdir()
+    (secret / "train.py").write_bytes(BAD)
+    target = proj / named
+    target.chmod(0o000)
+    try:
+        p = amplint("--no-cache", "other.py", named, cwd=proj, no_dac=True)
+    finally:
+        target.chmod(0o755 if target.is_dir() else 0o644)
+    ok(p)
+    out = p.stdout.decode()
+    assert p.returncode == 1
+    assert f"{named}:1:1: AMP000 cannot read the" in out and "other.py:" in out and "AMP001" in out
+
+
 def test_path_longer_than_path_max_is_a_diagnostic(tmp_path):
     top = tmp_path / "deep"
     top.mkdir()
@@ -551,6 +571,22 @@ def test_every_config_key_is_type_checked(proj, line, key):
     p = amplint("--no-cache", "train.py", cwd=proj)
     err = ok(p)
     assert p.returncode == 2 and f"`{key}" in err, err
+
+
+@pytest.mark.parametrize("line, says", [
+    ('select = [""]', "select: an empty rule selector"),
+    ('ignore = [" "]', "ignore: an empty rule selector"),
+    ('extend-select = [""]', "extend-select: an empty rule selector"),
+    ('per-file-ignores = { "train.py" = [""] }', "per-file-ignores: an empty rule selector"),
+    ('per-file-ignores = { "" = ["AMP001"] }', "an empty glob pattern"),
+])
+def test_empty_selectors_and_globs_in_a_config_are_errors(proj, line, says):
+    # ``select = [""]`` used to turn every rule off without a word
+    (proj / "pyproject.toml").write_text(f"[tool.amplint]\n{line}\n")
+    (proj / "train.py").write_bytes(BAD)
+    p = amplint("--no-cache", "train.py", cwd=proj)
+    err = ok(p)
+    assert p.returncode == 2 and says in err, err
 
 
 def test_force_exclude_false_is_false(proj):
@@ -961,6 +997,10 @@ def test_fix_with_add_noqa_is_a_usage_error(proj):
     ("# noqa:", "line"), ("# noqa:   ", "line"), ("# noqa AMP001", "line"), ("# noqa: AMP-001", "line"),
     ("# noqa: AMP001x", "line"), ("# amplint: noqa AMP001", "file"), ("# amplint: noqa: AMP-001", "file"),
     ("# amplint: noqa:", "file"), ("# amplint noqa", "file"),
+    # a selector where codes belong, another separator in place of the colon
+    ("# noqa AMP", "line"), ("# noqa ALL", "line"), ("# noqa=AMP002", "line"), ("# noqa.AMP002", "line"),
+    ("# noqa - AMP002", "line"), ("# amplint: noqa AMP", "file"), ("# amplint: noqa ALL", "file"),
+    ("# amplint: noqa=AMP002", "file"),
 ])
 def test_malformed_noqa_is_reported_and_silences_nothing(proj, comment, where):
     src = BAD.decode()
@@ -976,7 +1016,7 @@ def test_malformed_noqa_is_reported_and_silences_nothing(proj, comment, where):
 
 
 @pytest.mark.parametrize("comment", ["# noqa", "# noqa: AMP001", "# NOQA:AMP001,E501", "# noqa: AMP001 (reason)",
-                                     "# noqa  because of reasons"])
+                                     "# noqa  because of reasons", "# noqa Amplint is wrong here"])
 def test_well_formed_noqa_still_silences(proj, comment):
     src = BAD.decode().replace("scaler.step(optimizer)  # error: AMP001", f"scaler.step(optimizer)  {comment}")
     (proj / "train.py").write_text(src)
