@@ -1052,3 +1052,16 @@ def test_noqa_rows_with_old_mac_line_endings(proj, newline):
     (proj / "train.py").write_bytes(src.encode())
     p = amplint("--no-cache", "--extend-select", "AMP900", "train.py", cwd=proj)
     assert p.returncode == 0, p.stdout
+
+
+@pytest.mark.parametrize("module", ["json", "ast", "tokenize", "string", "textwrap", "libcst"])
+def test_a_module_named_like_a_lazy_import_beside_the_code_never_runs(proj, module):
+    # ``python -m amplint`` puts the current folder first on sys.path; amplint imports these
+    # lazily, so a ``json.py`` in the linted folder used to run in their place (exit 0, no findings)
+    (proj / "train.py").write_bytes(BAD)
+    marker = proj / "RAN"
+    (proj / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(0)\n")
+    p = amplint("--no-cache", "train.py", cwd=proj)
+    ok(p)
+    assert not marker.exists()
+    assert p.returncode == 1 and b"AMP001" in p.stdout
