@@ -740,12 +740,15 @@ class Workspace:
             resolved_cache = cache_dir
             if not any("cache-dir" in t for t in self._override_tables):
                 # a repository's configuration keeps the cache inside the folder of the file that
-                # sets it: a cache elsewhere comes only from the command line or the environment
+                # sets it (a cache elsewhere comes only from the command line or the environment)
+                # sets it, and inside the project (a file it extends from elsewhere does not take it out)
                 real, real_anchor = os.path.realpath(cache_dir), os.path.realpath(cache_anchor)
-                if not real.startswith(real_anchor.rstrip(os.sep) + os.sep):
-                    raise ConfigError(
-                        f"{cache_where}: `cache-dir` must be a directory inside the project ({real_anchor}), "
-                        f"got `{cache_value}`; use --cache-dir or AMPLINT_CACHE_DIR for a cache elsewhere")
+                top = _project_top(os.path.realpath(root))
+                for inside in (real_anchor, top):
+                    if not real.startswith(inside.rstrip(os.sep) + os.sep):
+                        raise ConfigError(
+                            f"{cache_where}: `cache-dir` must be a directory inside the project ({inside}), "
+                            f"got `{cache_value}`; use --cache-dir or AMPLINT_CACHE_DIR for a cache elsewhere")
                 resolved_cache = Path(real)
         else:
             resolved_cache = root / ".amplint_cache"
@@ -766,6 +769,19 @@ class Workspace:
             config_chain=tuple(p for p, _t in chain),
             target_source=target_source,
         )
+
+
+def _project_top(folder: str) -> str:
+    """The repository ``folder`` (the nearest configuration's) belongs to: the nearest ancestor
+    holding ``.git`` or ``.hg``, else the folder itself."""
+    d = folder
+    while True:
+        if os.path.exists(os.path.join(d, ".git")) or os.path.exists(os.path.join(d, ".hg")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return folder
+        d = parent
 
 
 def _checked_glob(pattern: str, where: Path | str) -> str:

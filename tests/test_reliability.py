@@ -286,6 +286,34 @@ def test_repository_config_cannot_put_the_cache_outside(proj, value):
     assert not (proj.parent / ".gitignore").exists() and not (proj.parent / "cache").exists()
 
 
+@pytest.mark.parametrize("how", ["relative", "absolute"])
+def test_a_config_extended_from_outside_cannot_put_the_cache_outside(proj, tmp_path, how):
+    # the extended file's own folder used to be the bound: ``extend = "../evil/amplint.toml"``
+    # holding ``cache-dir = "cache"`` put results and a `*` .gitignore in ../evil/cache
+    (proj / ".git").mkdir()
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "amplint.toml").write_text('cache-dir = "cache"\n')
+    target = "../evil/amplint.toml" if how == "relative" else str(evil / "amplint.toml")
+    (proj / "pyproject.toml").write_text(f'[tool.amplint]\nextend = "{target}"\n')
+    (proj / "train.py").write_bytes(BAD)
+    p = amplint("train.py", cwd=proj)
+    assert p.returncode == 2 and "`cache-dir` must be a directory inside the project" in ok(p)
+    assert sorted(os.listdir(evil)) == ["amplint.toml"]
+
+
+def test_a_package_config_may_extend_the_repository_config_that_sets_the_cache(proj):
+    (proj / ".git").mkdir()
+    (proj / "pyproject.toml").write_text('[tool.amplint]\ncache-dir = ".amplint_c"\n')
+    pkg = proj / "pkg"
+    pkg.mkdir()
+    (pkg / "pyproject.toml").write_text('[tool.amplint]\nextend = "../pyproject.toml"\n')
+    (pkg / "train.py").write_bytes(BAD)
+    p = amplint("pkg/train.py", cwd=proj)
+    ok(p)
+    assert p.returncode == 1 and (proj / ".amplint_c").is_dir()
+
+
 def test_repository_config_cache_through_a_link_out_is_refused(proj, tmp_path):
     (tmp_path / "away").mkdir()
     (proj / "sub").symlink_to(tmp_path / "away")
