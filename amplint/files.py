@@ -136,8 +136,12 @@ def discover(paths: list[str], settings, ignores=None) -> Discovery:
             s = ws.for_dir(raw)
             if s.force_exclude and s.is_excluded(p):
                 continue
-            roots = (os.path.realpath(str(s.root)), os.path.realpath(raw))
-            _walk(str(p), roots, ws, ignores, walked, out)
+            real = os.path.realpath(raw)
+            roots = (os.path.realpath(str(s.root)), real)
+            # a folder named through a link out of the project (``pkglink -> ../outside``) is
+            # linted, but nothing in it is fixed
+            fixable = any(inside(real, r) for r in (roots[0], _named_anchor(raw)))
+            _walk(str(p), roots, ws, ignores, walked, out, fixable)
             continue
         s = ws.for_path(raw)
         if s.force_exclude and s.is_excluded(p):
@@ -146,12 +150,27 @@ def discover(paths: list[str], settings, ignores=None) -> Discovery:
         if key in explicit:
             continue
         real = os.path.realpath(raw)
-        roots = (os.path.realpath(str(s.root)), os.path.realpath(os.path.dirname(os.path.abspath(raw))))
+        roots = (os.path.realpath(str(s.root)), _named_anchor(raw))
         explicit[key] = Candidate(str(p), True, s, real, any(inside(real, r) for r in roots))
         out.temp_dirs.add(os.path.dirname(os.path.abspath(raw)))
     out.candidates = sorted(list(explicit.values()) + [c for k, c in walked.items() if k not in explicit],
                             key=lambda c: c.name)
     return out
+
+
+def _named_anchor(raw: str) -> str:
+    """The real folder a path named on the command line hangs from: the folder holding its first
+    component that is a symbolic link (``pkglink/d.py``: the folder holding ``pkglink``), else the
+    folder holding the path itself. The components of an absolute path are the path's own."""
+    given = Path(raw)
+    parts = given.parts
+    cur = Path(parts[0]) if given.is_absolute() else Path(".")
+    for part in parts[1:] if given.is_absolute() else parts:
+        nxt = cur / part
+        if part not in (".", "..") and os.path.islink(nxt):
+            return os.path.realpath(cur)
+        cur = nxt
+    return os.path.realpath(os.path.dirname(os.path.abspath(raw)))
 
 
 def _key(p: Path | str) -> str:
@@ -160,7 +179,8 @@ def _key(p: Path | str) -> str:
     return os.path.abspath(str(p))
 
 
-def _walk(start: str, roots: tuple[str, ...], ws, ignores, found: dict[str, Candidate], out: Discovery) -> None:
+def _walk(start: str, roots: tuple[str, ...], ws, ignores, found: dict[str, Candidate], out: Discovery,
+          fixable: bool = True) -> None:
     from .ignore import ignored
 
     visited_dirs: set[tuple[int, int]] = set()
@@ -222,5 +242,5 @@ def _walk(start: str, roots: tuple[str, ...], ws, ignores, found: dict[str, Cand
                     continue
                 key = _key(path)
                 if key not in found:
-                    found[key] = Candidate(path, False, settings, real, True)
+                    found[key] = Candidate(path, False, settings, real, fixable)
         stack.extend((sd, real, specs) for sd, real in reversed(subdirs))

@@ -223,6 +223,19 @@ def test_fix_never_follows_links_out_of_the_tree(proj, outside):
     assert p.stdout.decode().startswith("") and "+        scaler.update()" not in p.stdout.decode()
 
 
+@pytest.mark.parametrize("named", ["linkdir", "linkdir/t.py", "./linkdir/t.py"])
+@pytest.mark.parametrize("mode", ["--fix", "--add-noqa"])
+def test_a_folder_link_named_on_the_command_line_is_linted_not_written(proj, outside, named, mode):
+    # a file under a linked folder named on the command line used to be fixed (and noqa-ed)
+    # outside the project
+    (proj / "linkdir").symlink_to(outside)
+    p = amplint("--no-cache", mode, "--unsafe-fixes", named, cwd=proj) if mode == "--fix" else \
+        amplint("--no-cache", mode, named, cwd=proj)
+    err = ok(p)
+    assert (outside / "t.py").read_bytes() == BAD
+    assert "not fixed: it resolves to" in err
+
+
 def test_links_inside_the_tree_are_followed(proj):
     (proj / "real").mkdir()
     (proj / "real" / "t.py").write_bytes(BAD)
