@@ -290,14 +290,23 @@ def render_diff(results: list[FileResult]) -> str:
     for r in results:
         if r.fixed_text is None or r.source is None:
             continue
-        a = split_lines(r.source.text, keepends=True)
-        b = split_lines(r.fixed_text, keepends=True)
+        # lines as `diff` and `patch` read them: ended by "\n" only (a file with "\r" endings is
+        # one line to them), and a last line without one marked as such
+        a = _lf_lines(r.source.text)
+        b = _lf_lines(r.fixed_text)
         from .printable import quote_name
 
-        out.extend(difflib.unified_diff(a, b, fromfile=quote_name(r.path), tofile=quote_name(r.path)))
-        if out and not out[-1].endswith("\n"):
-            out.append("\n")
+        for line in difflib.unified_diff(a, b, fromfile=quote_name(r.path), tofile=quote_name(r.path)):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _lf_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
 
 
 def fix_text(source: str, filename: str = "<stdin>", *, settings: Settings | None = None, unsafe: bool = False) -> str:

@@ -1106,3 +1106,27 @@ def test_a_module_named_like_a_lazy_import_beside_the_code_never_runs(proj, modu
     ok(p)
     assert not marker.exists()
     assert p.returncode == 1 and b"AMP001" in p.stdout
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
+@pytest.mark.parametrize("variant", ["no final newline", "cr", "crlf", "lf"])
+def test_diff_applies_with_patch_to_what_fix_writes(proj, variant):
+    # a last line without "\n" had no "\ No newline at end of file" marker (the "-" line ran into
+    # the "+" line, and patch rejected the diff); "\r" line ends were split as lines
+    src = BAD
+    if variant == "no final newline":
+        src = src.rstrip(b"\n")
+    elif variant == "cr":
+        src = src.replace(b"\n", b"\r")
+    elif variant == "crlf":
+        src = src.replace(b"\n", b"\r\n")
+    (proj / "train.py").write_bytes(src)
+    (proj / "copy.py").write_bytes(src)
+    p = amplint("--no-cache", "--diff", "--unsafe-fixes", "train.py", cwd=proj)
+    ok(p)
+    assert p.returncode == 1 and p.stdout.endswith(b"\n")
+    (proj / "d.patch").write_bytes(p.stdout)
+    r = subprocess.run(["patch", "--binary", "--quiet", "copy.py", "d.patch"], cwd=proj, capture_output=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    amplint("--no-cache", "--fix", "--unsafe-fixes", "train.py", cwd=proj)
+    assert (proj / "copy.py").read_bytes() == (proj / "train.py").read_bytes() != src
