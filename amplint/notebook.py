@@ -103,7 +103,16 @@ def _no_duplicates(pairs: list) -> dict:
     return out
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates)
+def _parse_int(text: str):
+    """A JSON integer; one too long for ``int()`` (over 4,300 digits, say in a cell's metadata)
+    stays text: nothing amplint reads is such a number."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_int=_parse_int)
 
 
 class _Parser:
@@ -120,7 +129,7 @@ class _Parser:
     def value(self, i: int):
         try:
             return _DECODER.raw_decode(self.raw, i)
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # (JSONDecodeError is one)
             raise NotebookError(f"not a valid notebook (JSON): {e}") from None
 
     def expect(self, i: int, ch: str) -> int:
@@ -493,7 +502,7 @@ def _check(linter: Linter, data: bytes, name: str) -> tuple[FileResult, Prepared
 
 def cell_source(data: bytes, cell: int) -> str | None:
     try:
-        nb = json.loads(data.decode("utf-8-sig"))
+        nb = json.loads(data.decode("utf-8-sig"), parse_int=_parse_int)
         return _cell_source(nb["cells"][cell - 1])
     except (ValueError, KeyError, IndexError, TypeError, AttributeError, UnicodeDecodeError, RecursionError,
             NotebookError):
@@ -602,6 +611,12 @@ def _list_tokens(old_items: list[str], old_strings: list[str], new: str, ascii_o
     return tokens
 
 
+def _below(loc: Location, lo: int, hi: int) -> bool:
+    """``loc`` lies between the boundary lines at rows ``lo`` and ``hi``, or at the very start of
+    the one at ``hi``."""
+    return lo < loc.row < hi or (loc.row == hi and loc.column == 1)
+
+
 def fix_notebook(linter: Linter, c, snap, *, unsafe: bool, diff: bool, add_noqa: bool) -> FileResult:
     """``--fix`` / ``--diff`` / ``--add-noqa`` on the notebook read as ``snap``
     (:class:`amplint.safeio.Snapshot`): the code cells are edited as one module, only the changed
@@ -631,9 +646,10 @@ def fix_notebook(linter: Linter, c, snap, *, unsafe: bool, diff: bool, add_noqa:
         k = bisect.bisect_right(rows, d.location.row)
         lo = rows[k - 1] if k > 0 else 0
         hi = rows[k] if k < len(rows) else 1 << 60
+        # (the start of the next cell's boundary line is the end of this cell: an insertion there,
+        # such as a ``scaler.update()`` after a loop that ends the cell, stays in it)
         return d.fix is not None and all(
-            lo < e.location.row < hi and (lo < e.end_location.row < hi or (e.end_location.row == hi and e.end_location.column == 1))
-            for e in d.fix.edits)
+            _below(e.location, lo, hi) and _below(e.end_location, lo, hi) for e in d.fix.edits)
 
     if add_noqa:
         text, n = add_noqa_source(linter, src, name, inner_first)

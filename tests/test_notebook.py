@@ -65,3 +65,49 @@ def test_api_on_notebook_source():
 
     diags = amplint.lint_source(NB.read_bytes(), filename="x.ipynb")
     assert [(d.code, d.cell, d.location.row) for d in diags] == [("AMP002", 3, 7)]
+
+
+LOOP_WITHOUT_UPDATE = """import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    opt.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+"""
+
+
+def test_fix_that_inserts_at_the_end_of_a_cell_followed_by_another(tmp_path):
+    # the insertion lands where the next cell's boundary begins: it was shown as fixable, but
+    # --fix and --diff did nothing
+    cell = lambda i, src: {"cell_type": "code", "execution_count": None, "id": i, "metadata": {}, "outputs": [],
+                           "source": src.splitlines(True)}
+    nb = tmp_path / "two.ipynb"
+    nb.write_text(json.dumps({"cells": [cell("a", LOOP_WITHOUT_UPDATE), cell("b", "print(1)\n")], "metadata": {},
+                              "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    data = json.loads(run("--unsafe-fixes", "--output-format", "json", str(nb)).stdout)
+    assert [(d["code"], d["cell"]) for d in data] == [("AMP001", 1)] and data[0]["fix"] is not None
+    p = run("--diff", "--unsafe-fixes", str(nb))
+    assert p.returncode == 1 and '+    "    scaler.update()\\n"' in p.stdout
+    p = run("--fix", "--unsafe-fixes", str(nb))
+    assert p.returncode == 0, p.stdout
+    cells = json.loads(nb.read_text())["cells"]
+    assert cells[0]["source"][-2:] == ["    scaler.step(opt)\n", "    scaler.update()\n"]
+    assert cells[1]["source"] == ["print(1)\n"]
+
+
+def test_an_integer_too_long_for_int_in_the_json_is_not_an_internal_error(tmp_path):
+    # a 5,000-digit number in the metadata ended the run with "internal error: ValueError" (exit 2)
+    cell = {"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
+            "source": LOOP_WITHOUT_UPDATE.splitlines(True)}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    big = "9" * 5000
+    nb = tmp_path / "big.ipynb"
+    nb.write_text(text[:-1].rstrip() + f',\n "big": {big}\n}}\n')
+    p = run(str(nb))
+    assert p.returncode == 1 and "AMP001" in p.stdout and "internal error" not in p.stderr, p.stderr
+    p = run("--fix", "--unsafe-fixes", str(nb))
+    assert p.returncode == 0 and f'"big": {big}' in nb.read_text()
