@@ -34,6 +34,9 @@ _RECURSION_LIMIT = 12000
 # takes super-linear time on them (2,000 links: 0.8 s; 8,000: minutes, or a crash); real code
 # stays far below (the longest chain of the public corpus's AMP files has 12 links)
 MAX_CHAIN = 1000
+#: a file is analysed when it has at most one syntax node (constants aside) per this many bytes
+#: of ``max-file-size``: 74,898 nodes under the default 2 MB, about a megabyte of dense code
+BYTES_PER_NODE = 28
 
 
 class Source(Record):
@@ -288,6 +291,15 @@ class Linter:
                      or reached and "scaler" in r.triggers]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
+        node_limit = self.settings.max_file_size // BYTES_PER_NODE
+        if f.nodes > node_limit:
+            # LibCST and the model need about 5-6 KB and 60 us per node (bench/shapes.py): past
+            # this, a file under the byte limit would still cost over 5 s and 500 MB
+            result.warnings.append(
+                f"{name}: not analysed: {f.nodes:,} syntax nodes is over the {node_limit:,} that `max-file-size` "
+                f"({self.settings.max_file_size / 1024**2:.1f} MB) allows (one per {BYTES_PER_NODE} bytes); raise it in "
+                "[tool.amplint]")
+            return result
         if f.longest_chain > MAX_CHAIN:
             result.diagnostics.append(_syntax_diag(
                 name, f"the file holds an expression chain of {f.longest_chain} links (over {MAX_CHAIN}): not analysed", 1, 1))

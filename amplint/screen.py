@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from . import torch_api as T
+from .literals import _constant
 
 _KNOWN_DEVICES = T.DEVICE_TYPES
 _AMP_DTYPES = T.AUTOCAST_DTYPE_NAMES
@@ -41,6 +42,10 @@ class Facts:
     accumulate_block: bool = False  # a ``with x.accumulate(...)`` item (accelerate)
     accelerator_unscale: bool = False  # ``x.clip_grad_norm_(...)`` and the like (they unscale)
     longest_chain: int = 0  # the longest left-nested chain (``a + b + ...``, ``a.b.c...``, ``f()()...``)
+    nodes: int = 0  # syntax nodes, a constant literal counted as one (a large one is blanked before LibCST)
+
+
+_CONTAINERS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict})
 
 
 def _last(node: ast.AST) -> str:
@@ -106,9 +111,13 @@ class _Walker:
         AST = ast.AST
         chained: set[int] = set()  # inner links of a chain already measured
         longest = 0
+        nodes = 0
         while stack:
             node = pop()
             t = type(node)
+            nodes += 1
+            if t in _CONTAINERS and _constant(node):
+                continue  # a literal: nothing to screen, and LibCST never sees a large one's elements
             link = _CHAIN.get(t)
             if link is not None and id(node) not in chained:
                 # CPython parses these chains without nesting limits, LibCST's parser slows down
@@ -134,6 +143,7 @@ class _Walker:
                     push(v)
         f = self.facts
         f.longest_chain = longest
+        f.nodes = nodes
         if self.name_args and (self.device_passed or any(n in self.device_names for n in self.name_args)):
             f.suspicious_autocast_args = True
         if f.scale_call and f.backward:

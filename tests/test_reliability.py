@@ -816,6 +816,20 @@ def test_files_over_max_file_size_are_not_read(tmp_path, suffix):
         assert mb < 150, f"{mb} MB: the file was read"
 
 
+def test_a_file_with_more_syntax_nodes_than_max_file_size_allows_is_not_analysed(tmp_path):
+    # LibCST's cost follows the nodes, not the bytes: a 578 KB dict of ``"k": scaler.scale(i)``
+    # took 12 s and 620 MB under the 2 MB byte limit; one node per 28 bytes of the limit is allowed
+    body = BAD.decode()
+    (tmp_path / "pyproject.toml").write_text('[tool.amplint]\nmax-file-size = "56KB"\n')  # 2,048 nodes
+    (tmp_path / "dense.py").write_text(body + "X = {" + ", ".join(f'"k{i}": f({i})' for i in range(1000)) + "}\n")
+    (tmp_path / "literal.py").write_text(body + "X = {" + ", ".join(f'"k{i}": ({i}, -{i})' for i in range(2000)) + "}\n")
+    p = amplint("--no-cache", "dense.py", "literal.py", cwd=tmp_path)
+    err = ok(p)
+    assert "dense.py: not analysed: " in err and "syntax nodes is over the 2,048 that `max-file-size` (0.1 MB)" in err
+    # a constant literal counts as one node (its elements are blanked before LibCST)
+    assert p.returncode == 1 and b"literal.py:" in p.stdout and b"dense.py:" not in p.stdout
+
+
 def test_large_literal_is_cheap_and_positions_stay(tmp_path):
     table = "DATA = [" + ", ".join(str(i) for i in range(150_000)) + "]\n"
     multi = "TABLE = {\n" + "".join(f"    'k{i}': ({i}, -{i}.5, None),  # row {i}\n" for i in range(12_000)) + "}\n"

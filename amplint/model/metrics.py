@@ -56,15 +56,21 @@ def scaled_metric_uses(model) -> list[MetricUse]:
             if arg is not None and isinstance(arg.value, cst.Name):
                 arg_names.add(arg.value.value)
         uses = name_uses(func, names | arg_names | {"scaled_loss"}, ids)
+        # (looked up by name and by node: thousands of scale calls must not each scan every use)
+        by_name: dict = {}
+        by_node: dict = {}
+        for u in uses:
+            by_name.setdefault(u.name, []).append(u)
+            by_node.setdefault(id(u.node), u)
         for site in sites:
             bound = bindings.get(id(site.node))
             if bound is None:
-                use = next((u for u in uses if u.node is site.node), None)
+                use = by_node.get(id(site.node))
                 if use is not None and classify(use) == "metric":
                     out.append(MetricUse(site, site.node, site.stmt, use=use))
                 continue
             target, assign = bound
-            kinds = [(u, classify(u)) for u in _uses_after(uses, target.value, assign)]
+            kinds = [(u, classify(u)) for u in _uses_after(by_name.get(target.value, ()), target.value, assign)]
             metric = [u for u, k in kinds if k == "metric"]
             if metric:
                 # one finding per scaled value, on its first metric use (the fix covers them all)

@@ -123,12 +123,12 @@ class ScalerTable:
                 negative = True
         if strong:
             return True
-        if not negative and kind == "local" and any(b.kind == "param" and b.annotation is None for b in bindings):
-            negative = self._callers_pass_other(scope, key)
         if negative:
             return False
         if sk in self._use:
-            return True
+            # (a parameter named and used like one, unless every caller hands it something else)
+            return not (kind == "local" and any(b.kind == "param" and b.annotation is None for b in bindings)
+                        and self._callers_pass_other(scope, key))
         if kind == "class":
             # evidence in a base class of this file
             for base in self.scopes.mro(scope)[1:]:  # type: ignore[arg-type]
@@ -144,11 +144,16 @@ class ScalerTable:
         if name not in func.params or func.is_static or func.is_classmethod:
             return False
         index = func.params.index(name)
+        by_text = self.__dict__.get("_calls_by_text")
+        if by_text is None:
+            by_text = self._calls_by_text = {}
+            for c in self.b.calls:
+                by_text.setdefault(c.text, []).append(c)
         if func.cls is not None:
             index -= 1  # the receiver
-            sites = [c for c in self.b.calls if c.text == f"self.{func.name}" and owner_class(c.func) is func.cls]
+            sites = [c for c in by_text.get(f"self.{func.name}", ()) if owner_class(c.func) is func.cls]
         else:
-            sites = [c for c in self.b.calls if c.text == func.name and c.method is None]
+            sites = [c for c in by_text.get(func.name, ()) if c.method is None]
         if index < 0 or not sites:
             return False
         for c in sites:

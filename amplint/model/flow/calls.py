@@ -19,6 +19,8 @@ from ..syntax import expr_key
 from .monitors import announce
 from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS, State
 
+#: the most names bound to ``S.scale(...)`` one path follows (see :meth:`Calls.assign`)
+MAX_SCALED_NAMES = 16
 _HARMLESS_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "Protocol", "nn.Module", "torch.nn.Module", "Module"})
 
 
@@ -256,7 +258,11 @@ class Calls:
             if built is not None:
                 self.note_constructor_aliases(frame, ckey, built, value)
             if scaled_by is not None and isinstance(t, cst.Name):
-                cur = {st.with_path(scaled=st.path.scaled | {(ckey, scaled_by)}) for st in cur}
+                # (a path holding more scaled names than any training step does, thousands of
+                # ``y_i = scaler.scale(x_i)``, is not followed name by name: each would copy the
+                # set again; it is kept as approximate, so no rule concludes from it)
+                cur = {st.with_path(scaled=st.path.scaled | {(ckey, scaled_by)}) if len(st.path.scaled) < MAX_SCALED_NAMES
+                       else st.with_path(approx=True) for st in cur}
             if self.is_scaler(frame, key):
                 ctor = self.scalers.ctor_in(value)
                 if ctor is not None:
