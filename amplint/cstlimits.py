@@ -3,7 +3,9 @@
 amplint runs CPython's own parser first, so a file that reaches LibCST is valid Python; a LibCST
 parse error there is a limit of LibCST's grammar, not a syntax error of the user's code. The
 AMP000 then names the construct (found on CPython's tree) and the LibCST limit, so that nobody
-hunts for a syntax error that is not there, and says that the file was not analysed.
+hunts for a syntax error that is not there, and says which rows were not analysed: the statement
+LibCST rejects is read as ``pass`` and the rest of the file is analysed (or, when that statement
+cannot be found, the file is not).
 """
 
 from __future__ import annotations
@@ -57,14 +59,23 @@ _NAMES = {
 }
 
 
-def explain(tree: ast.Module | None, text: str, row: int, col: int, libcst_message: str) -> tuple[str, int, int]:
-    """The AMP000 message, row and column for a LibCST parse error on a file CPython compiled."""
+def explain(tree: ast.Module | None, text: str, row: int, col: int, libcst_message: str,
+            rows: tuple[int, int] | None = None) -> tuple[str, int, int]:
+    """The AMP000 message, row and column for a LibCST parse error on a file CPython compiled.
+    ``rows``: the statement's rows, read as ``pass`` so that the rest of the file is analysed
+    (:func:`amplint.cstparse.parse_around_limits`); without them, the file was not analysed."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     short = re.split(r":? expected one of ", libcst_message, maxsplit=1)[0].strip() or "parse error"
-    tail = f"; the file was not analysed (LibCST {_libcst_version()}: {short})"
+    if rows is None:
+        tail = f"; the file was not analysed (LibCST {_libcst_version()}: {short})"
+    else:
+        where = f"row {rows[0]}" if rows[0] == rows[1] else f"rows {rows[0]}-{rows[1]}"
+        tail = f"; {where} read as `pass`, the rest of the file analysed (LibCST {_libcst_version()}: {short})"
     if tree is not None:
         lines = text.splitlines()
         for node in ast.walk(tree):
+            if rows is not None and not rows[0] <= getattr(node, "lineno", 0) <= rows[1]:
+                continue
             for test, what, limit in _KNOWN:
                 try:
                     hit = test(node, lines) if test is _parenthesized_annotated_target else test(node)

@@ -343,7 +343,7 @@ class Linter:
     def _analyse(self, source: Source, name: str, rules: list[Rule], tree: ast.Module | None = None, magics=None):
         import libcst as cst
 
-        from .cstparse import parse_module
+        from .cstparse import parse_around_limits, parse_module
         from .literals import blank_large_literals, fold_identifiers, touches
         from .model import AmpModel
 
@@ -356,18 +356,32 @@ class Linter:
         # a module another file's analysis already built is reused: one model per module
         model = link.cache.cached(path, source.text) if link is not None else None
         if model is None:
+            skipped: list = []
             try:
-                module = self.module_parser(text, name) if self.module_parser is not None else parse_module(text)
+                try:
+                    module = self.module_parser(text, name) if self.module_parser is not None else parse_module(text)
+                except cst.ParserSyntaxError:
+                    # CPython compiled the file: a limit of LibCST's grammar; the statements it
+                    # rejects are read as ``pass`` and the rest is analysed
+                    module, skipped = parse_around_limits(text, tree)
             except cst.ParserSyntaxError as e:
-                # CPython compiled the file: this is a limit of LibCST's grammar, said as such
                 from .cstlimits import explain
 
                 msg, row, col = explain(tree, source.text, max(e.raw_line, 1), e.raw_column + 1, _first_line(e.message))
                 return [_syntax_diag(name, msg, row, col)], [], []
             model = AmpModel(module, scaler_names=opts.scaler_names, eval_patterns=opts.eval_patterns, link=link, path=path)
+            model.skipped = skipped
             if link is not None:
                 link.cache.register(path, model, source.text, link.project.root)
         module = model.module
+        limits: list[Diagnostic] = []
+        if model.skipped:
+            from .cstlimits import explain
+
+            for rows, e in model.skipped:
+                msg, row, col = explain(tree, source.text, rows[0], 1, _first_line(e.message), rows)
+                limits.append(_syntax_diag(name, msg, row, col))
+            blanked = blanked + [rows for rows, _e in model.skipped]
         findings: list[tuple[Rule, Finding]] = []
         errors: list[str] = []
         for rule in rules:
@@ -387,7 +401,7 @@ class Linter:
         if not findings and not unused_noqa:
             # a malformed directive is reported even where it has nothing to suppress
             bad = noqa_mod.invalid_warnings(noqa_mod.parse(source.text), name) if "noqa" in source.text.lower() else []
-            return [], errors, given_up + bad
+            return limits, errors, given_up + bad
         resolver = Resolver(module, source, tree) if findings else None
 
         noqa = noqa_mod.parse(source.text)
@@ -418,6 +432,7 @@ class Linter:
         warnings = given_up + noqa_mod.invalid_warnings(noqa, name) + _noqa_warnings(noqa, name)
         if unused_noqa:
             out.extend(_unused_noqa(noqa, name, self.settings.enabled, source))
+        out.extend(limits)
         out.sort(key=Diagnostic.sort_key)
         return out, errors, warnings
 

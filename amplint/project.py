@@ -797,15 +797,18 @@ class ModelCache:
         self._root_of[key] = project.root
         model = None
         text = None
+        skipped: list = []
         if module is None:
             data = project.read(path)
-            text, module = _parse(data) if data is not None else (None, None)
+            text, parsed = _parse(data) if data is not None else (None, None)
+            module, skipped = parsed if parsed is not None else (None, [])
         if module is not None:
             self._texts[key] = text if text is not None else module.code
             from .model import AmpModel
 
             model = AmpModel(module, scaler_names=self.scaler_names, eval_patterns=self.eval_patterns,
                              link=ProjectLink(project, self, path), path=path)
+            model.skipped = skipped
         self._models[key] = model
         return model
 
@@ -813,14 +816,14 @@ class ModelCache:
 def _parse(data: bytes):
     import libcst as cst
 
-    from .cstparse import parse_module
+    from .cstparse import parse_around_limits
     from .engine import DecodeError, decode
     from .literals import blank_large_literals, fold_identifiers
 
     try:
         text = decode(data).text
         tree = compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST: CPython accepts it
-        return text, parse_module(fold_identifiers(blank_large_literals(text, tree)[0])[0])  # as a linted file's
+        return text, parse_around_limits(fold_identifiers(blank_large_literals(text, tree)[0])[0], tree)  # as a linted file's
     except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
         return None, None
 

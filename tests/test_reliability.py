@@ -1094,6 +1094,28 @@ def test_libcst_limits_are_said_plainly(proj, code, construct):
     assert "SyntaxError" not in out
 
 
+@pytest.mark.parametrize("extra, row", [
+    ("(x): int = 1\n", None),  # at module level, after the training loop
+    ("def helper():\n    n = 1\n    if n: (y): int = 2\n    return n\n", 3),
+    ("@decorate\nclass A(x=1, *bases):\n    pass\n", 2),  # (reported on the class line, read as pass from the decorator)
+    ("X = (" + " ".join(f'"s{i}"' for i in range(20000)) + ")\n", None),  # LibCST's parser gives up here
+])
+def test_the_rest_of_a_file_is_analysed_around_a_statement_libcst_rejects(proj, extra, row):
+    # the whole file used to be given up for one statement LibCST's grammar rejects: a real AMP001
+    # beside it was lost
+    src = BAD.decode() + extra
+    compile(src, "t.py", "exec")
+    (proj / "t.py").write_text(src)
+    p = amplint("--no-cache", "--output-format", "json", "t.py", cwd=proj)
+    ok(p)
+    found = {(d["code"], d["location"]["row"]) for d in json.loads(p.stdout)}
+    step_row = BAD.decode().splitlines().index("        scaler.step(optimizer)  # error: AMP001") + 1
+    assert ("AMP001", step_row) in found
+    first = len(BAD.decode().splitlines()) + (row or 1)
+    [limit] = [d for d in json.loads(p.stdout) if d["code"] == "AMP000"]
+    assert limit["location"]["row"] == first and "read as `pass`, the rest of the file analysed" in limit["message"]
+
+
 @pytest.mark.parametrize("newline", ["\r", "\r\n", "mixed"])
 def test_noqa_rows_with_old_mac_line_endings(proj, newline):
     """Found by the long fuzz run: with lone ``\\r`` line endings the comments were tokenized as

@@ -32,6 +32,9 @@ _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
 class AmpModel:
+    #: ``[(rows, LibCST's error)]``: statements LibCST rejected, read as ``pass`` (:func:`amplint.cstparse.parse_around_limits`)
+    skipped: list = []
+
     def __init__(self, module: cst.Module, *, scaler_names: Iterable[str] = (), eval_patterns: Iterable[str] = (),
                  link=None, path=None) -> None:
         self.module = module
