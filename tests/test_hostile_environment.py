@@ -224,6 +224,23 @@ def test_deeply_nested_loops_stay_fast(tmp_path):
     p = amplint("--isolated", "--no-cache", "t.py", cwd=tmp_path, timeout=60)
     no_traceback(p)
     assert p.returncode == 1 and b"AMP001" in p.stdout
+    # (loops nested past MAX_LOOP_DEPTH give the function up at once: it took 34 s to exhaust the
+    # step budget, each level multiplying the passes of the levels inside it)
+    assert b"`f` is too complex to follow (deeply nested loops)" in p.stderr
+
+
+def test_loops_nested_as_deep_as_real_code_are_followed(tmp_path):
+    # the public corpus nests at most five loops in one function
+    lines = ["import torch", "def f(model, o, r):", "    scaler = torch.amp.GradScaler('cuda')"]
+    for depth in range(5):
+        lines.append("    " * (depth + 1) + f"for i{depth} in r:")
+    pad = "    " * 6
+    lines += [f"{pad}scaler.scale(model(i4)).backward()", f"{pad}torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+              f"{pad}scaler.step(o)", f"{pad}scaler.update()"]
+    (tmp_path / "t.py").write_text("\n".join(lines) + "\n")
+    p = amplint("--isolated", "--no-cache", "t.py", cwd=tmp_path, timeout=60)
+    no_traceback(p)
+    assert p.returncode == 1 and b"t.py:10:25: AMP002" in p.stdout and b"too complex" not in p.stderr
 
 
 def test_stdin_fix_prints_the_fixed_source_and_the_report_on_stderr(tmp_path):

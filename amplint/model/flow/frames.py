@@ -11,6 +11,10 @@ from ..structure import CallSite, FunctionInfo, Region
 from .state import State
 
 
+class OverBudget(Exception):
+    """The function is too complex to follow: its analysis is given up (no finding comes of it)."""
+
+
 @dataclass(eq=False)
 class Observation:
     """An event on one call site, in one calling context, with the states that reach it.

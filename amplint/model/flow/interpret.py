@@ -22,7 +22,7 @@ from ..structure import Alt, Bind, CallSite, FunctionInfo, Region
 from .calls import Calls
 from .atoms import amp_switch
 from .conditions import Conditions
-from .frames import Frame, Observation, Outs
+from .frames import Frame, Observation, Outs, OverBudget
 from .interproc import Interproc, target_heads
 from .loops import Loops
 from .state import State, widen
@@ -30,10 +30,6 @@ from .state import State, widen
 # is given up, and per file; the public corpus's most complex function needs about 156,000
 MAX_STEPS = 600_000
 MAX_FILE_STEPS = 2_000_000
-
-
-class OverBudget(Exception):
-    pass
 
 
 def _body(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..syntax import literal_value
 from .atoms import mentions_any
-from .frames import Frame, Outs
+from .frames import Frame, OverBudget, Outs
 from .interproc import target_heads
 from .monitors import announce
 from .state import SCALED, State, prune
@@ -22,6 +22,9 @@ from .state import SCALED, State, prune
 MAX_LOOP_PASSES = 8
 #: passes after which a loop head accumulates instead of restarting from the entry
 WIDEN_AFTER = 3
+#: loops nested deeper than this (inlined calls included) make a function too complex to follow:
+#: each level multiplies the passes of those inside it (the public corpus nests at most 5 deep)
+MAX_LOOP_DEPTH = 8
 
 
 def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -41,6 +44,8 @@ class Loops:
         key = (frame, s, tuple(sorted(frame.env.items())), frozenset(states))
         hit = self._loop_memo.get(key)
         if hit is None:
+            if self._loop_depth >= MAX_LOOP_DEPTH:
+                raise OverBudget
             cur = self.items(frame, self.m.seqs.get(s, ()), states)
             self._loop_depth += 1
             try:
