@@ -776,9 +776,11 @@ def _cpython_syntax_error(data: bytes | str, name: str) -> Diagnostic | None:
 
 def _cpython_parse(data: bytes | str, name: str) -> tuple[ast.Module | None, Diagnostic | None]:
     """CPython's own verdict, which also bounds nesting before LibCST sees the file; the tree
-    feeds the second-stage prefilter (:mod:`amplint.screen`)."""
+    feeds the second-stage prefilter (:mod:`amplint.screen`). Compiled under a name that is no
+    file: for a syntax error CPython reads the line from the file it names to place the column,
+    and a notebook's file is JSON, not the code compiled."""
     try:
-        return compile(data, name, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
+        return compile(data, "<amplint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
         kind = type(e).__name__

@@ -490,14 +490,41 @@ def _check(linter: Linter, data: bytes, name: str) -> tuple[FileResult, Prepared
     if not linter.prefilter(raw):
         result.diagnostics = invalid
         return result, prep, None
-    src = Source(prep.text, "utf-8", "\n", False)
-    inner = linter.check_source(src, name, raw)
+    text, broken = _without_broken_cells(prep, name)
+    src = Source(text, "utf-8", "\n", False)
+    inner = linter.check_source(src, name, text.encode("utf-8") if broken else raw)
+    if broken:
+        # (the fixes are computed on the notebook as it is: with a broken cell, none is offered)
+        inner.diagnostics = broken + [d._replace(fix=None) if d.fix is not None else d for d in inner.diagnostics]
+        src = Source(prep.text, "utf-8", "\n", False)
     result.analysed = inner.analysed
     result.errors = inner.errors
     result.warnings = inner.warnings
     result.diagnostics = invalid + [_map(prep, d) for d in inner.diagnostics]
     result.source = src
     return result, prep, inner
+
+
+def _without_broken_cells(prep: Prepared, name: str) -> tuple[str, list[Diagnostic]]:
+    """The module text with the cells that are not Python on their own blanked (rows kept), and
+    their AMP000s: Jupyter runs each cell alone, so one broken cell does not hide the findings of
+    the others. Nothing is blanked when the whole module compiles."""
+    from .engine import _cpython_parse
+
+    if _cpython_parse(prep.text, name)[1] is None:
+        return prep.text, []
+    lines = prep.text.split("\n")
+    diags = []
+    for cell in prep.cells:
+        body = "".join(line + "\n" for line in cell.lines)
+        err = _cpython_parse(body, name)[1]
+        if err is None:
+            continue
+        diags.append(err._replace(location=Location(err.location.row + cell.start_row - 1, err.location.column),
+                                  end_location=Location(err.location.row + cell.start_row - 1, err.location.column)))
+        for r in range(cell.start_row, cell.start_row + cell.n_rows):
+            lines[r - 1] = ""
+    return ("\n".join(lines), diags) if diags else (prep.text, [])
 
 
 def cell_source(data: bytes, cell: int) -> str | None:

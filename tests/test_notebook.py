@@ -111,3 +111,21 @@ def test_an_integer_too_long_for_int_in_the_json_is_not_an_internal_error(tmp_pa
     assert p.returncode == 1 and "AMP001" in p.stdout and "internal error" not in p.stderr, p.stderr
     p = run("--fix", "--unsafe-fixes", str(nb))
     assert p.returncode == 0 and f'"big": {big}' in nb.read_text()
+
+
+def test_a_broken_cell_does_not_hide_the_findings_of_the_others(tmp_path):
+    # Jupyter runs each cell alone: a cell that is not Python used to make the whole notebook one
+    # AMP000 (its column read from the .ipynb file on disk, not from the cell)
+    cell = lambda i, src: {"cell_type": "code", "execution_count": None, "id": i, "metadata": {}, "outputs": [],
+                           "source": src.splitlines(True)}
+    nb = tmp_path / "broken.ipynb"
+    nb.write_text(json.dumps({"cells": [cell("a", LOOP_WITHOUT_UPDATE), cell("b", "def f(:\n  pass\n"),
+                                        cell("c", "print(1)\n")], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                             indent=1) + "\n")
+    before = nb.read_bytes()
+    data = json.loads(run("--output-format", "json", str(nb)).stdout)
+    assert [(d["code"], d["cell"], d["location"]["row"], d["location"]["column"]) for d in data] == [
+        ("AMP001", 1, 10, 5), ("AMP000", 2, 1, 7)]
+    assert all(d["fix"] is None for d in data)
+    p = run("--fix", "--unsafe-fixes", str(nb))
+    assert p.returncode == 1 and nb.read_bytes() == before
