@@ -224,6 +224,8 @@ def check(paths, select, extend_select, ignore, per_file_ignores, output_format,
         _usage_error("--write-baseline cannot be combined with --fix, --diff or --add-noqa")
     if add_noqa and fix:
         _usage_error("--add-noqa cannot be used with --fix (add the directives, or fix the findings; not both)")
+    if add_noqa and stdin_mode:
+        _usage_error("--add-noqa writes the directives into files: it cannot read stdin")
     if silent:
         quiet = True
     pfi: dict[str, list[str]] = {}

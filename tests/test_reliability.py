@@ -1041,6 +1041,13 @@ def test_fix_diff_on_stdin_prints_only_the_diff():
     assert "import torch\n" not in out.split("@@", 1)[0]
 
 
+@pytest.mark.parametrize("args", [["--add-noqa", "-"], ["--add-noqa", "--stdin-filename", "t.py"]])
+def test_add_noqa_on_stdin_is_a_usage_error(proj, args):
+    # it printed "Added 0 noqa directives." and exited 0 with findings in the input
+    p = amplint("--no-cache", *args, cwd=proj, stdin=BAD)
+    assert p.returncode == 2 and "--add-noqa writes the directives into files" in ok(p)
+
+
 def test_fix_with_add_noqa_is_a_usage_error(proj):
     (proj / "train.py").write_bytes(BAD)
     p = amplint("--no-cache", "--fix", "--add-noqa", "train.py", cwd=proj)
