@@ -138,6 +138,9 @@ def has_scaler_code(data: bytes) -> bool:
 #: the object it builds, or the call it makes, can take part in the protocol
 _HANDS_SCALER = re.compile(rb"\b\w*[Ss][Cc][Aa][Ll][Ee][Rr]\b")
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
+#: a line that ends a top-level block: code at column 0, not a bracket closing a header that the
+#: formatter wrapped (``def f(\n    a,\n) -> None:`` closes its parentheses at column 0)
+_TOP_LEVEL_LINE = re.compile(rb"^[^ \t\r\n#)\]}]", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
 _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd")
@@ -485,7 +488,7 @@ class Project:
         end = head.end()
         if head.group(1) == b"class":
             bases, end = _class_bases(text, head.end())
-        nxt = re.compile(rb"^[^ \t\n#]", re.M).search(text, end)
+        nxt = _TOP_LEVEL_LINE.search(text, end)
         body = text[end: nxt.start() if nxt is not None else len(text)]
         if _LINK_EVIDENCE.search(body) or _HANDS_SCALER.search(body):
             return True

@@ -228,6 +228,19 @@ def test_scaler_code_shortcut_is_the_regex(text):
     assert has_scaler_code(text) == bool(_SCALER.search(_COMMENT.sub(b"", text)))
 
 
+def test_a_function_whose_wrapped_header_closes_at_column_0_is_read_whole(tmp_path):
+    # black and ruff format write ``) -> None:`` at column 0: the body after it was cut off, so a
+    # helper that saves or clips looked like one without evidence
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "utils.py").write_text(
+        "import torch\n\n\ndef save_checkpoint(\n        state: dict,\n        path: str,\n) -> None:\n"
+        "    torch.save(state, path)\n\n\ndef other(\n    x,\n):\n    return x\n")
+    proj = Project(tmp_path.resolve())
+    utils = (tmp_path / "utils.py").resolve()
+    assert proj.may_matter(utils, "save_checkpoint")
+    assert not proj.may_matter(utils, "other")
+
+
 def test_a_class_matters_through_its_bases_as_the_text_places_them(tmp_path):
     (tmp_path / "setup.py").write_text("")
     pkg = tmp_path / "pkg"

@@ -316,6 +316,8 @@ def _candidates(model, in_scope):
             continue
         for cand in _dicts(model, site.func, value, 0, site):
             yield site, cand
+    if model.project is not None:
+        yield from _handed_to_savers(model, in_scope)
     for func in model.functions:
         name = func.name.lower()
         if func.is_module or "load" in name or not ("checkpoint" in name or "ckpt" in name):
@@ -331,6 +333,43 @@ def _candidates(model, in_scope):
             for v in values:
                 for cand in _dicts(model, func, v, 0, ret):
                     yield None, cand
+
+
+def _handed_to_savers(model, in_scope):
+    """``(call site, Cand)`` for a dict handed to a function of another project module that
+    saves that parameter with ``torch.save`` (``save_checkpoint(ckpt_state, is_best, save_dir)``
+    of ``utils/checkpoint.py``): reported at the call, where the dict is built."""
+    for site in model.calls:
+        last = (site.text or "").rsplit(".", 1)[-1].lower()
+        if site.in_lambda or site.qual in N.TORCH_SAVE or not any(w in last for w in ("save", "checkpoint", "ckpt")):
+            continue
+        if not in_scope(site.func):
+            continue
+        hit = model.target_of(site)
+        if hit is None or hit[0] is model:
+            continue
+        other, callee = hit
+        for index, param in _saved_params(other, callee):
+            arg = site.keyword(param)
+            if arg is None:
+                pos = site.positional()
+                i = index - (1 if callee.cls is not None and not callee.is_static else 0)
+                arg = pos[i] if 0 <= i < len(pos) else None
+            if arg is not None:
+                for cand in _dicts(model, site.func, arg.value, 0, site):
+                    yield site, cand
+
+
+def _saved_params(model, func) -> list[tuple[int, str]]:
+    """``(index, name)`` of the parameters of ``func`` that it saves with ``torch.save``."""
+    out = []
+    for c in func.calls:
+        if c.qual in N.TORCH_SAVE and not c.in_lambda:
+            obj = c.arg(0, "obj")
+            param = _param_name(func, obj.value) if obj is not None else None
+            if param is not None and all(p != param for _i, p in out):
+                out.append((func.params.index(param), param))
+    return out
 
 
 def _param_name(func, value) -> str | None:
