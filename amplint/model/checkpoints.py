@@ -350,11 +350,7 @@ def _handed_to_savers(model, in_scope):
             continue
         other, callee = hit
         for index, param in _saved_params(other, callee):
-            arg = site.keyword(param)
-            if arg is None:
-                pos = site.positional()
-                i = index - (1 if callee.cls is not None and not callee.is_static else 0)
-                arg = pos[i] if 0 <= i < len(pos) else None
+            arg = _argument(site, param, index, bound=callee.cls is not None and not callee.is_static)
             if arg is not None:
                 for cand in _dicts(model, site.func, arg.value, 0, site):
                     yield site, cand
@@ -387,14 +383,20 @@ def _callers(model, func, param: str):
     for c in model.calls:
         if model.callee_of(c) is not func:
             continue
-        arg = c.keyword(param)
-        if arg is None:
-            offset = 1 if (c.text or "").startswith(("self.", "cls.")) and func.cls is not None else 0
-            pos = c.positional()
-            i = index - offset
-            arg = pos[i] if 0 <= i < len(pos) else None
+        arg = _argument(c, param, index, bound=(c.text or "").startswith(("self.", "cls.")) and func.cls is not None)
         if arg is not None:
             yield c, arg.value
+
+
+def _argument(site, param: str, index: int, bound: bool):
+    """The argument a call passes for parameter ``param`` (at ``index`` of the signature; a bound
+    method's receiver is not passed), or None."""
+    arg = site.keyword(param)
+    if arg is None:
+        pos = site.positional()
+        i = index - (1 if bound else 0)
+        arg = pos[i] if 0 <= i < len(pos) else None
+    return arg
 
 
 def _returns(func) -> list:
