@@ -568,6 +568,13 @@ def run(paths: Iterable[str], settings, *, jobs: int | None = None, use_cache: b
         if cache is not None and r is not None and key is not None and ident is not None:
             slot, file_key = slots[i]
             cache.put(slot, ident, read_ns, file_key, key, r)
+    for i, c in enumerate(candidates):
+        r = results[i]
+        if not c.contained and r is not None and any(d.fix is not None for d in r.diagnostics):
+            # a file reached through a link out of the project is never written: no fix is offered
+            # (a copy, so the cached result keeps its fixes for a run where the path is fixable)
+            results[i] = r._replace(diagnostics=[d._replace(fix=None) if d.fix is not None else d
+                                                 for d in r.diagnostics])
     out = [r for r in results if r is not None] + discovery_results(found) + extra
     saved: set[int] = set()
     for k, s in enumerate(all_settings):

@@ -223,6 +223,16 @@ def test_fix_never_follows_links_out_of_the_tree(proj, outside):
     assert p.stdout.decode().startswith("") and "+        scaler.update()" not in p.stdout.decode()
 
 
+def test_findings_through_a_link_out_of_the_project_offer_no_fix(proj, outside):
+    # they were marked `[*]` and counted as fixable, and then --fix left them alone
+    (proj / "linkdir").symlink_to(outside)
+    for _ in range(2):  # (the second run from the cache)
+        p = amplint("--unsafe-fixes", "--output-format", "json", "linkdir", cwd=proj)
+        ok(p)
+        data = json.loads(p.stdout)
+        assert data and all(d["fix"] is None for d in data)
+
+
 @pytest.mark.parametrize("named", ["linkdir", "linkdir/t.py", "./linkdir/t.py"])
 @pytest.mark.parametrize("mode", ["--fix", "--add-noqa"])
 def test_a_folder_link_named_on_the_command_line_is_linted_not_written(proj, outside, named, mode):
