@@ -221,6 +221,8 @@ OPTIMIZER_STATE_NAME = re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|opt
 LR_SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 #: names that say a value is not an optimizer even when they contain "optim"
 NOT_OPTIMIZER_WORDS = ("sched", "wrapper")
+#: a container of optimizers, read through a subscript (``opts["G"].step()``, ``self.optimizers[name]``)
+OPTIMIZERS_NAME = re.compile(r"^(opts|optims|optimizers|optimisers)$|_(opts|optims|optimizers|optimisers)$", re.I)
 
 
 def is_optimizer_class(qual: str | None) -> bool:
@@ -233,10 +235,15 @@ def is_optimizer_class(qual: str | None) -> bool:
 
 
 def optimizer_like_name(key: str) -> bool:
-    """A receiver whose last name says it holds an optimizer (``self.optimizer``, ``opt_g``)."""
+    """A receiver whose last name says it holds an optimizer (``self.optimizer``, ``opt_g``), or
+    an item of a container whose name says it holds optimizers (``opts["G"]``)."""
     last = key.rsplit(".", 1)[-1].split("[", 1)[0]
     low = last.lower()
-    return bool(OPTIMIZER_NAME.search(last)) and not any(w in low for w in NOT_OPTIMIZER_WORDS)
+    if any(w in low for w in NOT_OPTIMIZER_WORDS):
+        return False
+    if "[" in key.rsplit(".", 1)[-1]:
+        return bool(OPTIMIZER_NAME.search(last) or OPTIMIZERS_NAME.search(last))
+    return bool(OPTIMIZER_NAME.search(last))
 
 
 def is_lr_scheduler(qual: str | None) -> bool:

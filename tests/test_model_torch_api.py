@@ -76,6 +76,9 @@ def test_optimizers():
     assert not T.is_optimizer_class("torch.optim.swa_utils.AveragedModel")
     assert T.optimizer_like_name("self.opt_g") and T.optimizer_like_name("optimizer")
     assert not T.optimizer_like_name("optimizer_scheduler") and not T.optimizer_like_name("optim_wrapper")
+    # an item of a container named for optimizers, not the container itself
+    assert T.optimizer_like_name("opts['G']") and T.optimizer_like_name("self.optimizers[name]")
+    assert not T.optimizer_like_name("opts") and not T.optimizer_like_name("self.schedulers[name]")
 
 
 def test_layers_share_the_data():

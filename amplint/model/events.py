@@ -60,6 +60,8 @@ class Events:
         self._memo: dict[int, Event] = {}
         self._fsdp: frozenset[str] | None = None
         self.opt_texts = self._optimizer_texts()
+        #: containers an item of which a scaler steps or unscales (``scaler.step(opts["D"])``)
+        self.opt_containers = frozenset(t.rsplit("[", 1)[0] for t in self.opt_texts if t.endswith("]"))
 
     def of(self, site: CallSite) -> Event:
         hit = self._memo.get(id(site))
@@ -142,6 +144,9 @@ class Events:
         recv = cs.recv or ""
         if recv in self.opt_texts:
             return True
+        if recv.endswith("]") and recv.rsplit("[", 1)[0] in self.opt_containers \
+                and not any(w in recv.lower() for w in T.NOT_OPTIMIZER_WORDS):
+            return True  # ``opts["G"].step()`` beside ``scaler.step(opts["D"])``
         if T.optimizer_like_name(recv):
             return True
         recv_node = cs.recv_node
