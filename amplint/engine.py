@@ -34,8 +34,8 @@ _RECURSION_LIMIT = 12000
 # takes super-linear time on them (2,000 links: 0.8 s; 8,000: minutes, or a crash); real code
 # stays far below (the longest chain of the public corpus's AMP files has 12 links)
 MAX_CHAIN = 1000
-#: a file is analysed when it has at most one syntax node (constants aside) per this many bytes
-#: of ``max-file-size``: 74,898 nodes under the default 2 MB, about a megabyte of dense code
+#: a file is analysed when it has at most one syntax node (a constant literal counting as one) per
+#: this many bytes of ``max-file-size``: 74,898 nodes under the default 2 MB, a megabyte of dense code
 BYTES_PER_NODE = 28
 
 
