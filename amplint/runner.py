@@ -634,11 +634,14 @@ def _parallel(todo: list[tuple], n_jobs: int, all_settings: list[Settings], hash
     try:
         # submitted heaviest batch first: the workers take them in this order
         futures = {ex.submit(_work, b): k for k, b in enumerate(batches)}
+        # the workers, kept here: once the pool is broken its manager thread may empty its own
+        # table before the exit codes are read (the reason a SIGKILL was sometimes "crashed")
+        workers = list((getattr(ex, "_processes", None) or {}).values())
         for fut in as_completed(futures):
             try:
                 chunk = fut.result()
             except BrokenProcessPool:
-                how = how or _how_workers_ended(ex)
+                how = how or _how_workers_ended(workers or list((getattr(ex, "_processes", None) or {}).values()))
                 continue
             done.add(futures[fut])
             for i, r, key, ident, read_ns in chunk:
@@ -660,10 +663,13 @@ def _parallel(todo: list[tuple], n_jobs: int, all_settings: list[Settings], hash
     return n_jobs, (lost, how)
 
 
-def _how_workers_ended(ex) -> str:
+def _how_workers_ended(workers: list) -> str:
     import signal
 
-    codes = [p.exitcode for p in list(getattr(ex, "_processes", {}).values()) if p.exitcode not in (None, 0)]
+    for p in workers:
+        if p.exitcode is None:
+            p.join(0.5)  # (a worker the pool is terminating: its code once it is gone)
+    codes = [p.exitcode for p in workers if p.exitcode not in (None, 0)]
     # the pool terminates the others (SIGTERM) once one has died: name the one that died first
     codes.sort(key=lambda c: c == -signal.SIGTERM)
     if not codes:
