@@ -490,13 +490,14 @@ def _check(linter: Linter, data: bytes, name: str) -> tuple[FileResult, Prepared
     if not linter.prefilter(raw):
         result.diagnostics = invalid
         return result, prep, None
-    text, broken = _without_broken_cells(prep, name)
-    src = Source(text, "utf-8", "\n", False)
-    inner = linter.check_source(src, name, text.encode("utf-8") if broken else raw)
-    if broken:
-        # (the fixes are computed on the notebook as it is: with a broken cell, none is offered)
-        inner.diagnostics = broken + [d._replace(fix=None) if d.fix is not None else d for d in inner.diagnostics]
-        src = Source(prep.text, "utf-8", "\n", False)
+    src = Source(prep.text, "utf-8", "\n", False)
+    inner = linter.check_source(src, name, raw)
+    if any(d.code == "AMP000" for d in inner.diagnostics):
+        text, broken = _without_broken_cells(prep, name)
+        if broken:
+            inner = linter.check_source(Source(text, "utf-8", "\n", False), name, text.encode("utf-8"))
+            # (the fixes are computed on the notebook as it is: with a broken cell, none is offered)
+            inner.diagnostics = broken + [d._replace(fix=None) if d.fix is not None else d for d in inner.diagnostics]
     result.analysed = inner.analysed
     result.errors = inner.errors
     result.warnings = inner.warnings
@@ -508,7 +509,8 @@ def _check(linter: Linter, data: bytes, name: str) -> tuple[FileResult, Prepared
 def _without_broken_cells(prep: Prepared, name: str) -> tuple[str, list[Diagnostic]]:
     """The module text with the cells that are not Python on their own blanked (rows kept), and
     their AMP000s: Jupyter runs each cell alone, so one broken cell does not hide the findings of
-    the others. Nothing is blanked when the whole module compiles."""
+    the others. Nothing is blanked when the whole module compiles (read only after the
+    notebook's analysis reported an AMP000)."""
     from .engine import _cpython_parse
 
     if _cpython_parse(prep.text, name)[1] is None:
