@@ -265,3 +265,34 @@ def test_a_class_matters_through_its_bases_as_the_text_places_them(tmp_path):
     assert proj.may_matter(models, "Starred")  # bound by a star import: not placed from the text
     assert proj.may_matter(models, "Made")  # an expression
     assert proj.may_matter(models, "Loop1") and proj.may_matter(models, "Loop2")
+
+
+def test_module_code_alone_in_the_protocol_reads_no_importer_flow(tmp_path):
+    # yolov5's models/yolo.py: only its ``if __name__ == "__main__":`` code reaches protocol code
+    # (a profiling helper that runs a backward). Importers cannot call module code, so their
+    # training flows (seconds each) show nothing in it and are not computed.
+    (tmp_path / "setup.py").write_text("")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(
+        "def profile(model, x):\n    y = model(x)\n    y.sum().backward()\n    return y\n")
+    (pkg / "models.py").write_text(
+        "import torch\nfrom .utils import profile\n\n\nclass Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x\n\n\nif __name__ == '__main__':\n"
+        "    profile(Net(), torch.randn(2, 2))\n")
+    (pkg / "train.py").write_text(
+        "import torch\nfrom .models import Net\n\n\ndef train(loader):\n    model = Net()\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    scaler = torch.amp.GradScaler('cuda')\n"
+        "    for x in loader:\n        scaler.scale(model(x).sum()).backward()\n        scaler.step(opt)\n"
+        "        scaler.update()\n")
+    from amplint.project import ModelCache, ProjectLink
+
+    proj = Project(tmp_path.resolve())
+    cache = ModelCache()
+    models = (pkg / "models.py").resolve()
+    model = cache.model(proj, models)
+    assert [f.name for f in model.relevant_functions()] == ["<module>"]
+    model.observations("backward")
+    assert (pkg / "train.py").resolve() not in model.project.consulted
+    assert isinstance(model.project, ProjectLink)

@@ -130,7 +130,7 @@ class AmpModel:
         hit = self._all_flows
         if hit is None:
             hit = [self.flow]
-            if self.project is not None and self.relevant_functions():
+            if self.project is not None and self.callable_relevant():
                 hit += [m.flow for m in self.project.importer_models(self) if m is not self]
             self._all_flows = hit
             self.flow_unconverged = frozenset(n for f in hit for n in f.unconverged)
@@ -154,7 +154,7 @@ class AmpModel:
     def has_external_callers(self, func) -> bool:
         """Some importing module calls ``func`` (its state at entry is then the caller's, seen
         in that module's flow, not one implied by its own protocol)."""
-        return bool(self.project is not None and self.relevant_functions() and self.external_calls(func))
+        return bool(self.project is not None and self.callable_relevant() and self.external_calls(func))
 
     def owns(self, node) -> bool:
         return node in self.call_of
@@ -213,6 +213,12 @@ class AmpModel:
         if self._relevant is None:
             self._relevant = self._relevant_functions()
         return self._relevant
+
+    def callable_relevant(self) -> bool:
+        """Some function of this module other than its module code takes part in the protocol:
+        only those can run in an importer's training code (the module code runs on import, with
+        no scaler of the importer's), so only then do importers' flows show anything here."""
+        return any(f is not self.top for f in self.relevant_functions())
 
     def driven_from_outside(self) -> bool:
         """A method of this module steps a scaler outside any loop and no code of the module calls
