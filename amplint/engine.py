@@ -552,6 +552,7 @@ class Resolver:
         self._top: dict[int, object] | None = None  # id(node) -> its anchor statement (see _index)
         self._parent: dict[int, tuple] = {}
         self._done: set[int] = set()
+        self._aligned: dict[int, list | None] = {}  # id(CPython body) -> _align of it
         self._full = False
 
     # LibCST computes positions by generating the code of the whole module, which costs about
@@ -605,7 +606,11 @@ class Resolver:
         indents: list[str] = []
         stmts, body = self.module.body, self.tree.body if self.tree is not None else None
         for k, s in enumerate(chain):
-            aligned = _align(stmts, body) if body is not None else None
+            if body is None:
+                return None
+            aligned = self._aligned.get(id(body), False)
+            if aligned is False:  # each body is aligned once, not once per finding in it
+                aligned = self._aligned[id(body)] = _align(stmts, body)
             if aligned is None:
                 return None
             node = aligned[self._parent[id(s)][1]]
