@@ -328,3 +328,33 @@ def test_amp_switches_are_read_from_whole_words(text, switch):
     from amplint.model.flow.atoms import amp_switch
 
     assert amp_switch(text) is switch
+
+
+def test_a_local_helper_object_update_is_no_scaler_event():
+    # ``metrics.update(stats)`` on a local that never holds a scaler leaves a validation helper
+    # transparent (skipped, not interpreted once per caller state); an ``update`` on a
+    # parameter, an attribute or a name that holds a scaler still counts
+    m = _model(textwrap.dedent("""
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        def validate(model, loader):
+            metrics = Metrics()
+            for x in loader:
+                metrics.update(model(x))
+            return metrics
+        def tick(s):
+            s.update()
+        def tock(self):
+            self.meter.update(1)
+        def train(model, opt, loader):
+            for x in loader:
+                scaler.scale(model(x)).backward()
+                scaler.step(opt)
+                validate(model, loader)
+                scaler.update()
+    """))
+    flow = m.flow
+    assert flow.transparent(_func(m, "validate"))
+    assert not flow.transparent(_func(m, "tick"))
+    assert not flow.transparent(_func(m, "tock"))
+    assert not flow.transparent(_func(m, "train"))

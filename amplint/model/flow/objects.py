@@ -12,6 +12,8 @@ from ..structure import CallSite, FunctionInfo
 from ..syntax import expr_key
 from .state import State
 
+#: the methods of :data:`_EVENT_CALLS` that are events only on a GradScaler
+_SCALER_ONLY = frozenset({"scale", "unscale_", "update"})
 _EVENT_CALLS = frozenset({
     "scale", "unscale_", "step", "update", "backward", "zero_grad", "norm", "clip_grad_norm_", "clip_grad_value_",
     "clip_grads_with_norm_", "get_total_norm", "load_state_dict", "cast",
@@ -42,13 +44,20 @@ class Objects:
         self._transparency[func] = result
         return result
 
+    def _plain_local(self, func: FunctionInfo, recv: str | None) -> bool:
+        """``recv`` is a local variable of ``func`` (no parameter, no global, no attribute) that
+        holds no scaler anywhere in the file: ``metrics.update(stats)`` is no scaler event."""
+        return (recv is not None and recv.isidentifier() and recv not in self._scaler_names
+                and recv not in func.params and func.is_local(recv))
+
     def _compute_transparent(self, func: FunctionInfo) -> bool:
         names = self._scaler_names
         cls = owner_class(func)
         for c in func.calls:
             last = (c.text or c.method or "").rsplit(".", 1)[-1]
             if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or T.BACKWARD_LIKE.match(last):
-                return False
+                if not (last in _SCALER_ONLY and self._plain_local(func, c.recv)):
+                    return False
             if self.events.of(c).kind in ("clip", "create", "backward", "scaler"):
                 return False
             if any(expr_key(a.value) in ("self", "cls") for a in c.node.args):
