@@ -182,7 +182,7 @@ class Values:
             return self.of(func, e.left, depth) | self.of(func, e.right, depth)
         if t is cst.NamedExpr:
             return self.of(func, e.value, depth)
-        if t in (cst.List, cst.Tuple, cst.Dict, cst.Set):
+        if t in (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
             return frozenset({Value("container", e)})
         if t is cst.Subscript:
             return self._subscript(func, e, depth)
@@ -395,6 +395,11 @@ class Values:
                 k = literal_value(el.key)
                 if key is NOT_LITERAL or k is NOT_LITERAL or k == key:
                     out |= self.of(func, el.value, depth)
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            # ``[GradScaler("cuda") for _ in models]``: every element is what ``elt`` is
+            out |= self.of(func, node.elt, depth)
+        elif isinstance(node, cst.DictComp):
+            out |= self.of(func, node.value, depth)
         elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             elems = [el for el in node.elements]
             if isinstance(key, int) and not isinstance(key, bool) and -len(elems) <= key < len(elems) \
@@ -419,7 +424,7 @@ class Values:
             if last == "items" and isinstance(iterable.func, cst.Attribute):
                 out = set()
                 for v in self.of(func, iterable.func.value, depth):
-                    if v.kind == "container" and isinstance(v.data, cst.Dict):
+                    if v.kind == "container" and isinstance(v.data, (cst.Dict, cst.DictComp)):
                         out.add(Value("tuple_of", (frozenset({UNKNOWN}), frozenset(self._element(func, v.data, NOT_LITERAL, depth)))))
                     else:
                         out.add(UNKNOWN)

@@ -270,6 +270,8 @@ class Calls:
                     depth = self._loop_depth
                     cur = {announce(self.forget(st, ckey).with_facts(ckey, FRESH), "create", scaler=ckey, node=ctor,
                                     depth=depth) for st in cur}
+                elif ckey in self.elements:
+                    cur = {self.take_element(st, ckey) for st in cur}
                 elif not (isinstance(value, cst.Name) and value.value == "None"):
                     cur = {self.forget(st, ckey) for st in cur}
         return cur
