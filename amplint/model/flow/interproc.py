@@ -311,8 +311,12 @@ class Interproc(Objects):
             scaler_params.add(param)
 
     def _strip_frame(self, states: set[State], tag: str) -> set[State]:
+        """The callee returned: its conditions, scaled names and the scalers its locals held are
+        gone (a scaler it built and stepped is no fact about the caller's gradients)."""
         out = set()
         for st in states:
+            if any(k.startswith(tag) for k, _f in st.scalers):
+                st = State(st.path, tuple((k, f) for k, f in st.scalers if not k.startswith(tag)), st.mon)
             p = st.path
             if any(k.startswith(tag) for k, _ in p.assume) or any(n.startswith(tag) for n, _ in p.scaled):
                 st = st.with_path(assume=frozenset(x for x in p.assume if not x[0].startswith(tag)),
@@ -350,8 +354,11 @@ class Interproc(Objects):
 
         hit = self._run_funcs.get(func)
         if hit is None:
-            hit = self._run_funcs[func] = any(b.func is func and b.kind in ("assign", "ann", "walrus")
-                                              and T.optimizer_like_name(b.name) for b in self.m.bindings)
+            hit = self._run_funcs[func] = any(
+                b.func is func and b.kind in ("assign", "ann", "walrus") and (
+                    T.optimizer_like_name(b.name) or b.value is not None
+                    and any(v.kind == "optimizer" for v in self.m.values.of(func, b.value)))
+                for b in self.m.bindings)
         return hit
 
     def per_iteration_creates(self, frame, back: set[State], loop=None) -> None:
