@@ -263,6 +263,8 @@ class Calls:
                 # set again; it is kept as approximate, so no rule concludes from it)
                 cur = {st.with_path(scaled=st.path.scaled | {(ckey, scaled_by)}) if len(st.path.scaled) < MAX_SCALED_NAMES
                        else st.with_path(approx=True) for st in cur}
+            if isinstance(t, cst.Name) and len(targets) == 1:
+                cur = self.set_flag(frame, key, value, cur)
             if self.is_scaler(frame, key):
                 ctor = self.scalers.ctor_in(value)
                 if ctor is not None:

@@ -204,7 +204,23 @@ class Conditions:
             frame = self.root_frame(func)
             for key, _v in self.cond_facts(frame, test, True, raw=True):
                 counts[key] = counts.get(key, 0) + 1
+        if tests is None:
+            # a flag a branch sets to a literal (``bad_batch = True; break``) and a test reads
+            # later (``if bad_batch: ... continue``) correlates the two as well
+            for b in self.m.bindings:
+                if (b.kind == "assign" and not b.unpack and b.name.isidentifier() and b.name in counts
+                        and _literal_flag(b.value) is not None):
+                    counts[b.name] += 1
         return {k for k, n in counts.items() if n > 1}
+
+    def set_flag(self, frame, key: str, value, states: set[State]) -> set[State]:
+        """``flag = True`` (``False``, ``None``): on this path, until it is rebound, a test of
+        the flag takes the arm the literal selects."""
+        truth = _literal_flag(value)
+        if truth is None or key not in self.interesting:
+            return states
+        fact = (self.canon(frame, key) or key, truth)
+        return {st.with_path(assume=st.path.assume | {fact}) for st in states}
 
     def guarding_conditions(self) -> set[str]:
         """The atoms (tested more than once) of branches with scaler-flow events in their arms
@@ -386,4 +402,11 @@ def _keyword(call, name: str):
     for a in call.args:
         if a.keyword is not None and a.keyword.value == name:
             return a.value
+    return None
+
+
+def _literal_flag(value) -> bool | None:
+    """The truth of a ``True``/``False``/``None`` literal; None for anything else."""
+    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return value.value == "True"
     return None
