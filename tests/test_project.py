@@ -195,7 +195,7 @@ def test_cached_results_follow_an_edit_in_another_module(tmp_path):
     assert lint() == first  # from the cache
     trainer = project / "pkg" / "trainer.py"
     text = trainer.read_text()
-    fixed = text.replace("        clip_gradients(model, max_norm)\n        step_optimizer(scaler, optimizer)\n",
+    fixed = text.replace("        clip_gradients(model, max_norm)  # error: AMP002\n        step_optimizer(scaler, optimizer)\n",
                          "        scaler.unscale_(optimizer)\n        clip_gradients(model, max_norm)\n"
                          "        step_optimizer(scaler, optimizer)\n        scaler.update()\n")
     assert fixed != text

@@ -20,7 +20,11 @@ class GradUseBeforeUnscale(Rule):
     the clip sits in a helper or another method of the same class that runs between backward
     and step.
 
-    The finding is reported on the clip (or norm, or edit) call, once per statement.
+    The finding is reported on the clip (or norm, or edit) call, once per statement. When the
+    clip sits in a plain helper function of another module that is handed no scaler (a
+    `clip_grads(model.parameters(), 1.0)` utility), the call of that helper in the training code
+    is reported too: the helper is right wherever it runs after `unscale_`, and the call is
+    what has to move.
 
     ## Why is this bad?
     The gradients are still scaled by S (65536 by default). `clip_grad_norm_` sees a norm S
@@ -72,10 +76,10 @@ class GradUseBeforeUnscale(Rule):
     fix_title = "Insert `{scaler}.unscale_({opt})` before the clip"
     fix_availability = "sometimes"
     triggers = ("scaler",)
-    reported_on = "the clip or norm call"
+    reported_on = "the clip or norm call (and the call of another module's clipping helper)"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.flow.queries import clips_on_scaled_grads
+        from ..model.flow.queries import clips_on_scaled_grads, helper_clips_on_scaled_grads
 
         for obs, key, witness, why in clips_on_scaled_grads(model):
             site = obs.site
@@ -90,7 +94,22 @@ class GradUseBeforeUnscale(Rule):
                 fix=edits.insert_unscale(model, site, scaler, opt, self.fix_title.format(scaler=scaler, opt=opt)),
                 related=related_at(model, witness, _WITNESS[why]) if witness is not None and witness is not site.node else (),
             )
+        for call, obs, key, witness in helper_clips_on_scaled_grads(model):
+            scaler = scaler_text(model, call.func, key) or display_key(key)
+            opt = stepped_optimizer(model, call.func, scaler)
+            helper = (call.text or "helper").rsplit(".", 1)[-1]
+            use = model.events.of(obs.site).use or "read"
+            yield Finding(
+                node=call.node,
+                stmt=call.stmt,
+                message=_MESSAGES[use].format(scaler=scaler, opt=opt or "optimizer", clip=helper),
+                fix=edits.insert_unscale(model, call, scaler, opt, self.fix_title.format(scaler=scaler, opt=opt)),
+                related=related_at(model, obs.node, f"`{helper}()` {_VERB[use]} the gradients here")
+                + (related_at(model, witness, _WITNESS["scaled"]) if witness is not None else ()),
+            )
 
+
+_VERB = {"clip": "clips", "edit": "edits", "read": "reads"}
 
 _WITNESS = {
     "scaled": "the gradients were scaled by this backward",

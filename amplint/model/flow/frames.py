@@ -3,7 +3,7 @@ statement by exit kind, and the frame of the function being interpreted."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -34,6 +34,9 @@ class Observation:
     states: set[State]
     inlined: bool = False
     unconverged: bool = False
+    #: (``clip``) the call of another module's plain helper function through which the clip
+    #: was reached -> the states reaching the clip that way (see :attr:`Frame.entry`)
+    entries: dict = field(default_factory=dict)
 
     def in_region(self, *kinds: str) -> Region | None:
         for r in reversed(self.regions):
@@ -75,9 +78,10 @@ class Outs:
 
 
 class Frame:
-    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params", "self_cls")
+    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params", "self_cls", "entry")
 
-    def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset(), self_cls=None):
+    def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset(), self_cls=None,
+                 entry=None):
         self.func: FunctionInfo = func
         self.env: dict[str, str] = env
         self.tag: str = tag
@@ -87,3 +91,7 @@ class Frame:
         self.scaler_params: frozenset[str] = scaler_params
         #: the class ``self`` really is here (a subclass running an inherited method), or None
         self.self_cls = self_cls
+        #: the call site in another module that entered the chain of plain helper functions
+        #: (no method, handed no scaler) this frame belongs to, or None: a generic utility
+        #: (``clip_grads(model.parameters(), 1.0)``) that clips is wrong where it is called
+        self.entry: CallSite | None = entry

@@ -96,6 +96,8 @@ class Flow(Loops, Conditions, Calls, Interproc):
             self._obs_index[key] = obs
             self.observations.append(obs)
         obs.states.update(states)
+        if frame.entry is not None and kind == "clip":
+            obs.entries.setdefault(frame.entry, set()).update(states)
         return obs
 
     def widen(self, states: set[State]) -> set[State]:

@@ -291,8 +291,12 @@ class Interproc(Objects):
         hit = self._memo.get(key)
         if hit is not None:
             return set(hit)
+        entry = None
+        if callee.cls is None and not scaler_params:
+            # (the outermost crossing into another module: where the user's code calls it)
+            entry = frame.entry or (cs if model is not getattr(frame.func, "owner_model", None) else None)
         sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params),
-                    self_cls if bound_self else None)
+                    self_cls if bound_self else None, entry)
         o = self.block(sub, callee.body, states)
         result = self._strip_frame(o.normal | o.ret, tag)
         if not result and states and callee.cls is not None:

@@ -9,26 +9,10 @@ from __future__ import annotations
 
 from .. import class_protocol
 from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
+from .grad_queries import clips_on_scaled_grads, helper_clips_on_scaled_grads
 from .monitors import value
+from .observed import _obs, display_key
 from .state import CLEAN, READY, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS
-
-
-def _obs(model, *kinds, every: bool = False):
-    """This module's observations of ``kinds`` (``every``: all modules'), except those made in
-    a loop that did not converge."""
-    obs = model.all_observations(*kinds) if every else model.observations(*kinds)
-    bad = model.flow_unconverged
-    return [o for o in obs if not (bad and o.site is not None and bad & set(o.site.loops))]
-
-
-def display_key(key: str | None) -> str:
-    """A canonical flow key as the user wrote it: ``train_step#1.scaler`` -> ``scaler``."""
-    if not key:
-        return "scaler"
-    if "#" in key:
-        key = key.rsplit("#", 1)[-1].split(".", 1)[-1]
-    return key
-
 
 # --- AMP001 ------------------------------------------------------------------------------------
 
@@ -78,58 +62,6 @@ def never_updated_steps(model) -> list:
         if class_protocol.never_updates(model, site) or site.recv.rsplit(".", 1)[-1] not in updated and (
                 model.scalers.owned(site.func, site.recv) and not model.scalers.escapes(site.recv)):
             out.append(site.node)
-    return out
-
-
-# --- AMP002 ------------------------------------------------------------------------------------
-
-
-def clips_on_scaled_grads(model) -> list:
-    """``(clip observation, scaler key, witness, why)`` for clips, norm reads and grad edits that
-    run while the gradients of the scaler owning them are still scaled. With several scalers, the one whose
-    optimizer holds the clipped parameters decides. In a function analysed on its own that steps
-    a scaler it was handed, the gradients are assumed scaled at its entry: a clip there counts
-    when the same path then reaches that scaler's ``step``/``unscale_``. The witness is the
-    backward that scaled the gradients (why ``scaled``) or that later ``step``/``unscale_`` (why
-    ``implied``)."""
-    out = []
-    seen: set[int] = set()
-    clips = {id(o.node): o for o in _obs(model, "clip")}
-    for obs in clips.values():
-        if obs.site is None or id(obs.site.stmt) in seen:
-            continue
-        owners = model.grad_owners(obs.site)
-        for st in obs.states:
-            if st.speculative:
-                continue
-            scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
-            if owners:
-                mine = [k for k in scaled if display_key(k) in owners or k in owners]
-                named = [k for k, _f in st.scalers if display_key(k) in owners or k in owners]
-                if not mine and named:
-                    continue  # the owning scaler's gradients are unscaled on this path
-                if len(named) > len(mine) and mine:
-                    continue  # the same name in several calling contexts, unscaled in one: not this clip's
-
-                scaled = mine or scaled
-            if scaled:
-                seen.add(id(obs.site.stmt))
-                facts = dict(st.scalers)[scaled[0]]
-                out.append((obs, scaled[0], facts.grads[1], "scaled"))
-                break
-    for use in _obs(model, "step", "unscale"):
-        for st in use.states:
-            if st.speculative:
-                continue
-            for s, node in value(st, "implied_clips"):
-                obs = clips.get(id(node))
-                if s != use.scaler or obs is None or obs.site is None or id(obs.site.stmt) in seen:
-                    continue
-                owners = model.grad_owners(obs.site)
-                if owners and display_key(s) not in owners and s not in owners:
-                    continue
-                seen.add(id(obs.site.stmt))
-                out.append((obs, s, use.node, "implied"))
     return out
 
 
@@ -386,4 +318,5 @@ def _same_optimizer(model, site, rkey, opt, stepped: set) -> bool:
     return len(stepped) == 1 and not any(o is None or o.startswith("?") for o in stepped)
 
 
-__all__ = ["eval_context", "in_eval_code", "scaler_calls_in_eval"]
+__all__ = ["clips_on_scaled_grads", "display_key", "eval_context", "helper_clips_on_scaled_grads", "in_eval_code",
+           "scaler_calls_in_eval"]

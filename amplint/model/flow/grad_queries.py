@@ -1,0 +1,84 @@
+"""Named queries of AMP002: clips, norm reads and gradient edits on still-scaled gradients."""
+
+from __future__ import annotations
+
+from .monitors import value
+from .observed import _obs, display_key
+from .state import SCALED
+
+
+def clips_on_scaled_grads(model) -> list:
+    """``(clip observation, scaler key, witness, why)`` for clips, norm reads and grad edits that
+    run while the gradients of the scaler owning them are still scaled. With several scalers, the one whose
+    optimizer holds the clipped parameters decides. In a function analysed on its own that steps
+    a scaler it was handed, the gradients are assumed scaled at its entry: a clip there counts
+    when the same path then reaches that scaler's ``step``/``unscale_``. The witness is the
+    backward that scaled the gradients (why ``scaled``) or that later ``step``/``unscale_`` (why
+    ``implied``)."""
+    out = []
+    seen: set[int] = set()
+    clips = {id(o.node): o for o in _obs(model, "clip")}
+    for obs in clips.values():
+        if obs.site is None or id(obs.site.stmt) in seen:
+            continue
+        hit = _scaled_at_clip(model, obs, obs.states)
+        if hit is not None:
+            seen.add(id(obs.site.stmt))
+            out.append((obs, hit[0], hit[1], "scaled"))
+    for use in _obs(model, "step", "unscale"):
+        for st in use.states:
+            if st.speculative:
+                continue
+            for s, node in value(st, "implied_clips"):
+                obs = clips.get(id(node))
+                if s != use.scaler or obs is None or obs.site is None or id(obs.site.stmt) in seen:
+                    continue
+                owners = model.grad_owners(obs.site)
+                if owners and display_key(s) not in owners and s not in owners:
+                    continue
+                seen.add(id(obs.site.stmt))
+                out.append((obs, s, use.node, "implied"))
+    return out
+
+
+def _scaled_at_clip(model, obs, states):
+    """``(scaler key, the backward that scaled)`` when some exact path reaches the clip with the
+    gradients of the scaler owning the clipped parameters still scaled."""
+    owners = model.grad_owners(obs.site)
+    for st in states:
+        if st.speculative:
+            continue
+        scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
+        if owners:
+            mine = [k for k in scaled if display_key(k) in owners or k in owners]
+            named = [k for k, _f in st.scalers if display_key(k) in owners or k in owners]
+            if not mine and named:
+                continue  # the owning scaler's gradients are unscaled on this path
+            if len(named) > len(mine) and mine:
+                continue  # the same name in several calling contexts, unscaled in one: not this clip's
+            scaled = mine or scaled
+        if scaled:
+            return scaled[0], dict(st.scalers)[scaled[0]].grads[1]
+    return None
+
+
+def helper_clips_on_scaled_grads(model) -> list:
+    """``(call site, clip observation, scaler key, backward)``: calls in this module of another
+    module's plain helper function (no method, handed no scaler: ``clip_grads(model.parameters(),
+    1.0)``, ``log_grad_stats(model)``) that clips or reads the gradients while still scaled. The
+    helper is right wherever it is called after ``unscale_``; this call is what is wrong."""
+    out = []
+    seen: set[int] = set()
+    for obs in _obs(model, "clip", every=True):
+        if obs.site is None or not obs.entries:
+            continue
+        for entry, states in obs.entries.items():
+            if id(entry.node) in seen or not model.owns(entry.node):
+                continue
+            hit = _scaled_at_clip(model, obs, states)
+            if hit is not None:
+                seen.add(id(entry.node))
+                out.append((entry, obs, hit[0], hit[1]))
+    return out
+
+

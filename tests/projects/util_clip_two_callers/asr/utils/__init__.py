@@ -1,0 +1,3 @@
+from .grad import clip_grads
+
+__all__ = ["clip_grads"]
