@@ -677,11 +677,30 @@ def _extend_by_subscripts(model, func, name: str, cands: list[Cand], sink) -> No
                 if call is sink or _passthrough(model, call) is not None:
                     continue
                 site = model.call_of.get(call)
-                if site is not None and (site.qual in N.TORCH_SAVE or _other_save(model, site)):
+                if site is not None and (site.qual in N.TORCH_SAVE or _other_save(model, site)
+                                         or _writes_as_is(model, site, u.node)):
                     continue
                 cand.unknown = True
             if isinstance(parent, cst.AugAssign):
                 cand.unknown = True
+
+
+def _writes_as_is(model, site, arg_node) -> bool:
+    """The call hands the dict to a function (of this or another project module) that saves
+    that parameter with ``torch.save`` and adds nothing to it (``save_checkpoint(ckpt,
+    "last.pt")`` called a second time)."""
+    hit = model.target_of(site)
+    if hit is None:
+        return False
+    other, callee = hit
+    bound = callee.cls is not None and not callee.is_static
+    for index, param in _saved_params(other, callee):
+        arg = _argument(site, param, index, bound=bound)
+        if arg is not None and arg.value is arg_node:
+            changed = any(b.func is callee and b.name == param and b.kind == "item" for b in other.bindings) or any(
+                c.recv == param and c.method in ("update", "setdefault", "pop", "__setitem__") for c in callee.calls)
+            return not changed
+    return False
 
 
 def _other_save(model, site) -> bool:
