@@ -8,6 +8,7 @@ Each returns plain data (nodes, call sites, keys); rules only word findings and 
 from __future__ import annotations
 
 from .. import class_protocol
+from ..syntax import expr_key
 from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
 from .grad_queries import clips_on_scaled_grads, helper_clips_on_scaled_grads
 from .monitors import value
@@ -97,7 +98,7 @@ def optimizer_steps_on_scaled_grads(model) -> list:
                 other = moved_by.get(id(f.grads[1]))
                 stage = f.stage_of(obs.opt)
                 if other is not None and other != obs.opt and (stage is None or stage[0] == READY) and (
-                        f.iters is None or obs.opt not in f.iters[2]):
+                        f.iters is None or obs.opt not in f.iters[2]) and not _handed_on(model, obs):
                     hit = (k, "scaled")
                     break
             if hit is not None:
@@ -114,6 +115,16 @@ def optimizer_steps_on_scaled_grads(model) -> list:
         seen.add(id(obs.node))
         out.append((obs, hit[0], hit[1]))
     return out
+
+
+def _handed_on(model, obs) -> bool:
+    """The optimizer stepped directly was handed to other code earlier in the function
+    (``pfc.forward_backward(feats, labels, self.pfc_optimizer)``; not a scaler's ``unscale_``):
+    that code runs the backward of its own parameters, which the scaled loss need not reach."""
+    text = obs.site.recv
+    return text is not None and any(
+        c.order < obs.site.order and model.events.of(c).kind == "call" and any(expr_key(a.value) == text for a in c.node.args)
+        for c in obs.site.func.calls if c is not obs.site)
 
 
 def conditional_amp(model, node) -> bool:
