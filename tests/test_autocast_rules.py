@@ -505,7 +505,8 @@ def test_amp104_message_and_location():
     source = FN_TEMPLATE.format(fwd='    @torch.amp.custom_fwd(device_type="cuda")\n', bwd="")
     (d,) = findings(source, "AMP104")
     assert d.message == "`Fn.backward` lacks `@custom_bwd` while `forward` is decorated with `@custom_fwd`"
-    assert (d.location.row, d.location.column) == (11, 9)
+    assert (d.location.row, d.location.column) == (4, 7)  # the class line
+    assert [r.location.row for r in d.related] == [11]  # the undecorated method
 
 
 def test_amp104_no_fix_without_device_type_or_torch():

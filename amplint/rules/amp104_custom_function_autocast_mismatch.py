@@ -13,7 +13,8 @@ class CustomFunctionAutocastMismatch(Rule):
     `custom_fwd` / `custom_bwd`, in any spelling (`torch.amp.custom_fwd(device_type=...)`,
     the deprecated `torch.cuda.amp.custom_fwd`, from-imports).
 
-    The finding is reported on the `def` line of the method that lacks its decorator.
+    The finding is reported on the `class` line of the Function; the method that lacks its
+    decorator is named in the message and given as a related location.
 
     ## Why is this bad?
     The two decorators work as a pair. `custom_fwd` records the autocast state of the
@@ -86,7 +87,7 @@ class CustomFunctionAutocastMismatch(Rule):
     fix_title = "Add `@{decorator}` to `{method}`"
     fix_availability = "sometimes"
     triggers = ("custom_fwd",)
-    reported_on = "the `def` line of the undecorated method"
+    reported_on = "the `class` line of the Function (the undecorated method is a related location)"
 
     def check(self, model) -> Iterable[Finding]:
         from ..model.custom_functions import mismatched_custom_functions
@@ -97,9 +98,10 @@ class CustomFunctionAutocastMismatch(Rule):
                 fix = edits.insert_before(target.node, "@" + text,
                                           self.fix_title.format(decorator=text, method=target.name))
             yield Finding(
-                node=target.node.name,
+                node=cls.node.name,
                 stmt=None,
                 message=self.message.format(cls=cls.name, method=target.name, missing=missing,
                                             partner=partner.name, present=present),
                 fix=fix,
+                related=((target.node.name, f"`{target.name}` has no `@{missing}`"),),
             )
