@@ -205,6 +205,12 @@ class Conditions:
             for key, _v in self.cond_facts(frame, test, True, raw=True):
                 counts[key] = counts.get(key, 0) + 1
         if tests is None:
+            # ``GradScaler(enabled=use_fp16)`` reads the flag as a branch on it does: the arm where
+            # it is false runs a disabled scaler (see :meth:`disabled`)
+            for node, func in self._enabled_of.values():
+                for key, _v in self.cond_facts(self.root_frame(func), node, True, raw=True):
+                    if key in counts:
+                        counts[key] += 1
             # a flag a branch sets to a literal (``bad_batch = True; break``) and a test reads
             # later (``if bad_batch: ... continue``) correlates the two as well
             for b in self.m.bindings:
@@ -307,6 +313,12 @@ class Conditions:
             add = [(k, v) for k, v in facts if (k, v) not in assume]
             out.add(st.with_path(assume=assume | frozenset(add)) if add else st)
         return out
+
+    def has_enabled_flag(self, func, recv_node) -> bool:
+        """The scaler a call's receiver holds may be built with ``enabled=<expression>`` (or is
+        unknown): only a constructor without one (or with a literal true) is always on."""
+        vals = [v for v in self.m.values.of(func, recv_node) if v.kind == "scaler"] if recv_node is not None else []
+        return not vals or any(v.enabled is not True for v in vals)
 
     def disabled(self, frame, recv: str | None, st: State) -> bool:
         """On this path the scaler ``recv`` (as written in ``frame``'s function) was built with

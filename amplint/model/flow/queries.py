@@ -164,7 +164,12 @@ def plain_backwards_into_steps(model, partial: bool):
                 if id(node) in seen:
                     continue
                 site = model.call_of.get(node)
-                if site is None or not model.tensor_backward(site) or conditional_amp(model, node):
+                if site is None or not model.tensor_backward(site):
+                    continue
+                if conditional_amp(model, node) and not (
+                        site.arms and obs.site is not None and site.arms[-1] in obs.site.arms
+                        and not model.flow.has_enabled_flag(obs.site.func, obs.site.recv_node)):
+                    # the non-AMP arm of a step, unless an always-enabled scaler steps in that very arm
                     continue
                 if model.sometimes_scaled(site) or any(r.kind == "no_grad" for r in site.regions):
                     continue
