@@ -361,6 +361,13 @@ def _saved_params(model, func) -> list[tuple[int, str]]:
     out = []
     for c in func.calls:
         if c.qual in N.TORCH_SAVE and not c.in_lambda:
+            first = c.node.args[0] if c.node.args else None
+            if first is not None and first.star == "*" and isinstance(first.value, cst.Name) \
+                    and first.value.value in func.star_params and first.value.value in func.params:
+                # ``def save_on_master(*args, **kwargs): torch.save(*args, **kwargs)``: the first
+                # argument after the named ones is the object saved
+                out.append((func.params.index(first.value.value), first.value.value))
+                continue
             obj = c.arg(0, "obj")
             param = _param_name(func, obj.value) if obj is not None else None
             if param is not None and all(p != param for _i, p in out):

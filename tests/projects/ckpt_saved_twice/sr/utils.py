@@ -15,3 +15,12 @@ def save_checkpoint(
     torch.save(state_dict, checkpoint_path)
     if is_best:
         shutil.copyfile(checkpoint_path, os.path.join(results_dir, "best.pth.tar"))
+
+
+def is_main_process() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def save_on_master(*args, **kwargs):
+    if is_main_process():
+        torch.save(*args, **kwargs)
