@@ -180,6 +180,20 @@ class AmpModel:
 
     _spans: dict | None = None
 
+    def callers_passing(self, func, param: str):
+        """``(call site, argument expression)`` for each call of ``func`` in this file that passes
+        its parameter ``param``."""
+        try:
+            index = func.params.index(param)
+        except ValueError:
+            return
+        for c in self.calls:
+            if self.callee_of(c) is not func:
+                continue
+            arg = c.argument_for(param, index, bound=(c.text or "").startswith(("self.", "cls.")) and func.cls is not None)
+            if arg is not None:
+                yield c, arg.value
+
     def external_calls(self, func) -> list:
         """``(importer model, call site)`` for calls of this module's ``func`` from the project
         modules that import it (resolved through their imports)."""

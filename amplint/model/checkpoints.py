@@ -307,7 +307,7 @@ def _candidates(model, in_scope):
         value = obj.value
         param = _param_name(site.func, value)
         if param is not None:
-            for caller, arg in _callers(model, site.func, param):
+            for caller, arg in model.callers_passing(site.func, param):
                 if in_scope(caller.func):
                     for cand in _dicts(model, caller.func, arg, 0, caller):
                         yield caller, cand
@@ -350,7 +350,7 @@ def _handed_to_savers(model, in_scope):
             continue
         other, callee = hit
         for index, param in _saved_params(other, callee):
-            arg = _argument(site, param, index, bound=callee.cls is not None and not callee.is_static)
+            arg = site.argument_for(param, index, bound=callee.cls is not None and not callee.is_static)
             if arg is not None:
                 for cand in _dicts(model, site.func, arg.value, 0, site):
                     yield site, cand
@@ -379,31 +379,6 @@ def _param_name(func, value) -> str | None:
     if isinstance(value, cst.Name) and value.value in func.params and value.value not in func.assigned:
         return value.value
     return None
-
-
-def _callers(model, func, param: str):
-    """``(call site, argument expression)`` for each call of ``func`` in this file."""
-    try:
-        index = func.params.index(param)
-    except ValueError:
-        return
-    for c in model.calls:
-        if model.callee_of(c) is not func:
-            continue
-        arg = _argument(c, param, index, bound=(c.text or "").startswith(("self.", "cls.")) and func.cls is not None)
-        if arg is not None:
-            yield c, arg.value
-
-
-def _argument(site, param: str, index: int, bound: bool):
-    """The argument a call passes for parameter ``param`` (at ``index`` of the signature; a bound
-    method's receiver is not passed), or None."""
-    arg = site.keyword(param)
-    if arg is None:
-        pos = site.positional()
-        i = index - (1 if bound else 0)
-        arg = pos[i] if 0 <= i < len(pos) else None
-    return arg
 
 
 def _returns(func) -> list:
@@ -702,7 +677,7 @@ def _writes_as_is(model, site, arg_node) -> bool:
     other, callee = hit
     bound = callee.cls is not None and not callee.is_static
     for index, param in _saved_params(other, callee):
-        arg = _argument(site, param, index, bound=bound)
+        arg = site.argument_for(param, index, bound=bound)
         if arg is not None and arg.value is arg_node:
             changed = any(b.func is callee and b.name == param and b.kind == "item" for b in other.bindings) or any(
                 c.recv == param and c.method in ("update", "setdefault", "pop", "__setitem__") for c in callee.calls)

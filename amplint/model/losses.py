@@ -96,9 +96,7 @@ def _bound_to_bce_loss(model, site) -> bool:
     elif "." not in text and text in site.func.params and text not in site.func.assigned:
         # ``criterion`` handed in by the file's callers (``finetune(model, loader, criterion)``):
         # a BCE loss when every call passes one
-        from .checkpoints import _callers
-
-        args = list(_callers(model, site.func, text))
+        args = list(model.callers_passing(site.func, text))
         return bool(args) and all(any(v.kind == "bce" for v in model.values.of(c.func, arg)) for c, arg in args)
     elif "." not in text:
         if AF.shadowed(site.func, text):

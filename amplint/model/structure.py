@@ -84,6 +84,16 @@ class CallSite:
         pos = self.positional()
         return pos[index] if index < len(pos) else None
 
+    def argument_for(self, param: str, index: int, bound: bool) -> cst.Arg | None:
+        """The argument this call passes for parameter ``param`` (at ``index`` of the callee's
+        signature; ``bound``: a method called on an instance, whose receiver is not passed)."""
+        arg = self.keyword(param)
+        if arg is None:
+            pos = self.positional()
+            i = index - (1 if bound else 0)
+            arg = pos[i] if 0 <= i < len(pos) else None
+        return arg
+
 
 @dataclass(eq=False)
 class Alt:

@@ -286,15 +286,15 @@ class Interproc(Objects):
                 self._bind(frame, env, scaler_params, a.keyword.value, a.value)
         regions = frame.ctx_regions + cs.regions
         tag = f"{callee.qualname}#{frame.depth + 1}."
-        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth,
-               id(self_cls))
-        hit = self._memo.get(key)
-        if hit is not None:
-            return set(hit)
         entry = None
         if callee.cls is None and not scaler_params:
             # (the outermost crossing into another module: where the user's code calls it)
             entry = frame.entry or (cs if model is not getattr(frame.func, "owner_model", None) else None)
+        key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth,
+               id(self_cls), entry.node if entry is not None else None)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return set(hit)
         sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params),
                     self_cls if bound_self else None, entry)
         o = self.block(sub, callee.body, states)
