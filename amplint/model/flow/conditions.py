@@ -25,9 +25,8 @@ import libcst as cst
 
 from ..names import dotted_text
 from .atoms import amp_switch, compact, mentions_any
-from .state import State
-
 from .scaler_conditions import _FLAG_VALUES, ScalerConditions
+from .state import State
 
 _MAX_ALIAS = 4
 
