@@ -165,12 +165,18 @@ class Conditions(ScalerConditions):
                 for key, _v in self.cond_facts(self.root_frame(func), node, True, raw=True):
                     if key in counts:
                         counts[key] += 1
-            # a flag a branch sets to a literal (``bad_batch = True; break``) and a test reads
-            # later (``if bad_batch: ... continue``) correlates the two as well
+            # a flag set to literals on two paths (``bad_batch = False`` ... ``bad_batch = True;
+            # break``) and read by a later test (``if bad_batch: ... continue``) correlates them
+            # (a name only initialised to a literal, ``best = None``, does not: remembering it
+            # would split every path for nothing)
+            literal_sets: dict[str, int] = {}
             for b in self.m.bindings:
                 if (b.kind == "assign" and not b.unpack and b.name.isidentifier() and b.name in counts
                         and _literal_flag(b.value) is not None):
-                    counts[b.name] += 1
+                    literal_sets[b.name] = literal_sets.get(b.name, 0) + 1
+            for name, n in literal_sets.items():
+                if n > 1:
+                    counts[name] += 1
         return {k for k, n in counts.items() if n > 1}
 
     def set_flag(self, frame, key: str, value, states: set[State]) -> set[State]:
