@@ -101,7 +101,13 @@ class Flow(Loops, Conditions, Calls, Interproc):
         return obs
 
     def widen(self, states: set[State]) -> set[State]:
-        return widen(states, amp_switch, self._relevant_keys, self._guarding_key)
+        out = widen(states, amp_switch, self._relevant_keys, self._guarding_key)
+        if out is not states:
+            self.widened += 1
+        return out
+
+    #: how many widenings merged states so far (what a path leads to depends on its company)
+    widened = 0
 
     def _guarding_key(self, key: str) -> bool:
         hit = self._guarding

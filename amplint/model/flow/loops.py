@@ -107,6 +107,10 @@ class Loops:
         passed: set[State] = set()  # (elements: every pass's back edge)
         converged = False
         worked, untouched = False, None  # per_opt: a pass got through the body; the entry's facts
+        # paths are followed one by one, so a pass runs each statement of the body only on the
+        # states no earlier pass brought to it: what they led to is already in ``out``/``back_all``
+        seen: dict[cst.CSTNode, set[State]] = {}
+        back_all: set[State] = set()
         for n in range(MAX_LOOP_PASSES):
             body_in = head
             if isinstance(s, cst.For):
@@ -115,7 +119,7 @@ class Loops:
                     body_in = {_element_take(st, elements) for st in body_in}
             elif not infinite:
                 body_in = self.assume(frame, s.test, True, body_in)
-            o = self.block(frame, body, body_in)
+            o = self._fresh_block(frame, body, body_in, seen)
             out.merge(o, normal=False)
             raw = o.normal | o.cont
             if elements:
@@ -143,10 +147,18 @@ class Loops:
                 iterated |= back
             if elements:
                 passed |= back
+            back_all |= back
             # the first passes restart from the entry (precise, path by path); later ones
             # accumulate and drop the states another one covers, which climbs the (finite)
             # lattice and so converges
-            new_head = self.widen(entry | back) if n + 1 < WIDEN_AFTER else self.widen(prune(head | back))
+            if n + 1 < WIDEN_AFTER:
+                new_head = self.widen(entry | back_all)
+            else:
+                joined = head | back_all
+                pruned = prune(joined)
+                if len(pruned) != len(joined):
+                    self.widened += 1
+                new_head = self.widen(pruned)
             if new_head == head:
                 converged = True  # a post-fixpoint: the head covers what comes back
                 break
@@ -179,6 +191,34 @@ class Loops:
                 setattr(result, part, {_elements_end(st, elements) for st in getattr(result, part)})
         result.normal = self.widen(result.normal)
         return result
+
+    def _fresh_block(self, frame: Frame, stmts: list[cst.CSTNode], states: set[State],
+                     seen: dict[cst.CSTNode, set[State]]) -> Outs:
+        """:meth:`~.interpret.Flow.block` on the states no earlier pass brought to each statement.
+
+        Paths are followed one by one, so what a state an earlier pass brought to a statement led
+        to from there is already in that pass's outcome, unless a widening on the way merged it
+        with the states it travelled with (it depends on the whole set): a statement remembers
+        its states only when nothing after it in the pass widened."""
+        out = Outs()
+        cur = states
+        ran: list[tuple[cst.CSTNode, set[State], int]] = []
+        for stmt in stmts:
+            done = seen.get(stmt)
+            if done:
+                cur = cur - done
+            if not cur:
+                break
+            ran.append((stmt, cur, self.widened))
+            o = self.stmt(frame, stmt, cur)
+            out.merge(o, normal=False)
+            cur = o.normal
+        out.normal = cur
+        for stmt, came, widened in reversed(ran):
+            if widened != self.widened:
+                break
+            seen.setdefault(stmt, set()).update(came)
+        return out
 
     def loop_assigned(self, s: cst.CSTNode) -> frozenset[str]:
         hit = self._assigned_in.get(s)

@@ -65,15 +65,17 @@ class ScalerFacts:
         return self._h
 
     def __eq__(self, o: object) -> bool:
-        return isinstance(o, ScalerFacts) and self._h == o._h and self._t() == o._t()
+        return self is o or (type(o) is ScalerFacts and self._h == o._h and self.stages == o.stages  # type: ignore[union-attr]
+                             and self._t() == o._t())  # type: ignore[union-attr]
 
     def _t(self) -> tuple:
         return (self.ready, self.stages, self.grads, self.sbw, self.exact, self.iters, self.done)
 
     def but(self, **kw) -> "ScalerFacts":
-        d = dict(zip(self.__slots__[:-1], self._t()))
-        d.update(kw)
-        return ScalerFacts(**d)
+        get = kw.get
+        return ScalerFacts(get("ready", self.ready), get("stages", self.stages), get("grads", self.grads),
+                           get("sbw", self.sbw), get("exact", self.exact), get("iters", self.iters),
+                           get("done", self.done))
 
     def stage_of(self, opt: str):
         for o, st, node in self.stages:
@@ -145,7 +147,7 @@ class PathFacts:
         return self._h
 
     def __eq__(self, o: object) -> bool:
-        return isinstance(o, PathFacts) and self._h == o._h and self._t() == o._t()
+        return self is o or (type(o) is PathFacts and self._h == o._h and self._t() == o._t())  # type: ignore[union-attr]
 
     def _t(self) -> tuple:
         return (self.assume, self.scaled, self.plain, self.handled, self.approx, self.dropped)
@@ -174,8 +176,8 @@ class State:
         return self._h
 
     def __eq__(self, o: object) -> bool:
-        return (isinstance(o, State) and self._h == o._h and self.path == o.path and self.scalers == o.scalers
-                and self.mon == o.mon)
+        return self is o or (type(o) is State and self._h == o._h and self.path == o.path  # type: ignore[union-attr]
+                             and self.scalers == o.scalers and self.mon == o.mon)  # type: ignore[union-attr]
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"State({dict(self.scalers)}, assume={set(self.path.assume)})"
@@ -205,7 +207,10 @@ class State:
     # --- building --------------------------------------------------------------------------
 
     def with_facts(self, scaler: str, facts: ScalerFacts) -> "State":
-        items = [(k, f) for k, f in self.scalers if k != scaler]
+        old = self.scalers
+        if len(old) == 1 and old[0][0] == scaler and facts != NOFACTS:
+            return State(self.path, ((scaler, facts),), self.mon)
+        items = [(k, f) for k, f in old if k != scaler]
         if facts != NOFACTS:
             items.append((scaler, facts))
             items.sort(key=_first)
