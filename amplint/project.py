@@ -925,7 +925,12 @@ class ProjectLink:
         scaler.discard(self.path.resolve())  # its own scaler code is seen in its own flow
         out = []
         for p in self.project.importers(self.path):
-            if p not in scaler:
+            if p in scaler:
+                # a training module that names none of this module's protocol functions or
+                # classes cannot hand them a scaler or run them in its steps
+                if uses is not None and not uses.search(self.project.read(p) or b""):
+                    continue
+            else:
                 # not itself a training module: it counts when it subclasses one of this module's
                 # protocol classes (the base's template method runs its hooks), or when it uses
                 # this module's protocol code and a training module imports it (a runner handing

@@ -15,7 +15,7 @@ Facts are taken from torch 2.13's sources (``torch/amp/grad_scaler.py``,
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 # --- GradScaler ------------------------------------------------------------------------------
 
@@ -62,6 +62,23 @@ SCALER_QUERIES = frozenset({
     "get_growth_interval", "set_growth_factor", "set_backoff_factor", "set_growth_interval", "_get_growth_tracker",
     "__getstate__", "__setstate__", "_get_scale_async",
 })
+#: the arguments a protocol method takes besides ``self``: ``(most positional, keyword names)``
+#: (``step(optimizer, *args, **kwargs)`` hands the rest on to ``optimizer.step``)
+SCALER_METHOD_PARAMS = {"scale": (1, frozenset({"outputs"})), "unscale_": (1, frozenset({"optimizer"})),
+                        "update": (1, frozenset({"new_scale"}))}
+
+
+def fits_scaler_method(method: str, positional: int, keywords: Iterable[str], starred: bool = False) -> bool:
+    """A call ``x.method(...)`` with these arguments could be a GradScaler's: ``kwargs.update(
+    layout=layout)`` or ``self.scale(x, y)`` cannot."""
+    params = SCALER_METHOD_PARAMS.get(method)
+    if params is None or starred:
+        return True
+    most, names = params
+    keywords = list(keywords)
+    return positional + len(keywords) <= most and all(k in names for k in keywords)
+
+
 #: the constructor default: ``device="cuda"``, which disables itself on a host without CUDA
 SCALER_DEFAULT_DEVICE = "cuda"
 

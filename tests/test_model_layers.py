@@ -315,6 +315,26 @@ def test_static_callees_follow_constructors_and_local_instances():
     assert {"drive", "Base.learn", "Learner.__init__"} <= relevant and "shadowed" not in relevant
 
 
+def test_relevant_functions_by_scaler_method_signature():
+    """A call whose arguments no GradScaler method takes is no protocol event: a generator that
+    updates a kwargs dict is not relevant (and so neither are its importers' flows)."""
+    m = _model("""
+        def inputs(layout):
+            for args, kwargs in make():
+                kwargs.update(layout=layout)
+                yield args, kwargs
+
+        def finish(s, opt):
+            s.step(opt)
+            s.update()
+
+        def rescale(s, new):
+            s.update(new_scale=new)
+    """)
+    relevant = {f.qualname for f in m.relevant_functions()}
+    assert {"finish", "rescale"} <= relevant and "inputs" not in relevant
+
+
 @pytest.mark.parametrize("text,switch", [
     ("use_amp", True), ("self.amp", True), ("args.amp_enabled", True), ("useAmp", True), ("cfg.USE_AMP", True),
     ("AMP", True), ("notargs.amp", True), ("self.half_precision", True), ("useHalf", True), ("FLAGS.fp16", True),

@@ -88,3 +88,13 @@ def test_layers_share_the_data():
     assert screen._ARG_KEYWORDS == frozenset(T.AUTOCAST_PARAMS)
     assert N.CLIP_FUNCTIONS is T.CLIP_FUNCTIONS and N.AUTOCAST is T.AUTOCAST
     assert N.is_grad_scaler_ctor is T.is_scaler_class
+
+
+def test_scaler_method_arguments():
+    """The calls a GradScaler method could be, by its signature."""
+    assert T.fits_scaler_method("update", 0, []) and T.fits_scaler_method("update", 1, [])
+    assert T.fits_scaler_method("update", 0, ["new_scale"]) and T.fits_scaler_method("step", 3, ["closure"])
+    assert not T.fits_scaler_method("update", 0, ["layout"])  # ``kwargs.update(layout=layout)``
+    assert not T.fits_scaler_method("update", 2, [])  # ``hasher.update(a, b)``
+    assert not T.fits_scaler_method("scale", 2, []) and not T.fits_scaler_method("unscale_", 1, ["opt"])
+    assert T.fits_scaler_method("update", 0, [], starred=True)  # ``x.update(**kw)``: could be

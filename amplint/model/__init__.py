@@ -254,7 +254,8 @@ class AmpModel:
             direct = set()
             for f in self.functions:
                 for c in f.calls:
-                    if c.method in _EVENT_METHODS or c.qual in N.CLIP_FUNCTIONS or self.scalers.is_ctor_call(c.node):
+                    if (c.method in _EVENT_METHODS and c.may_be_scaler_method() or c.qual in N.CLIP_FUNCTIONS
+                            or self.scalers.is_ctor_call(c.node)):
                         direct.add(f)
                         break
             self._close_relevant(direct)

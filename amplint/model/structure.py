@@ -11,6 +11,8 @@ from typing import Union
 
 import libcst as cst
 
+from .. import torch_api as T
+
 
 @dataclass(eq=False)
 class Region:
@@ -83,6 +85,13 @@ class CallSite:
             return kw
         pos = self.positional()
         return pos[index] if index < len(pos) else None
+
+    def may_be_scaler_method(self) -> bool:
+        """Its arguments fit the GradScaler method it names (``kwargs.update(layout=x)``: no)."""
+        args = self.node.args
+        return T.fits_scaler_method(self.method or "", sum(1 for a in args if a.keyword is None and not a.star),
+                                    [a.keyword.value for a in args if a.keyword is not None],
+                                    any(a.star for a in args))
 
     def argument_for(self, param: str, index: int, bound: bool) -> cst.Arg | None:
         """The argument this call passes for parameter ``param`` (at ``index`` of the callee's

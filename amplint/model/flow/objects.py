@@ -56,7 +56,7 @@ class Objects:
         for c in func.calls:
             last = (c.text or c.method or "").rsplit(".", 1)[-1]
             if last in _EVENT_CALLS or (c.method is not None and c.method in _EVENT_CALLS) or T.BACKWARD_LIKE.match(last):
-                if not (last in _SCALER_ONLY and self._plain_local(func, c.recv)):
+                if not (last in _SCALER_ONLY and (self._plain_local(func, c.recv) or not c.may_be_scaler_method())):
                     return False
             if self.events.of(c).kind in ("clip", "create", "backward", "scaler"):
                 return False
