@@ -351,8 +351,17 @@ class Project:
         return self._rel or None
 
     def absolute(self, importer: Path, qual: str) -> str | None:
-        """``qual`` as written in ``importer`` (``.utils.step``, ``..pkg.x``) made absolute."""
+        """``qual`` as written in ``importer`` (``.utils.step``, ``..pkg.x``) made absolute. A
+        name no top-level module of the project has may be a module beside the importer (a
+        script run as ``python tools/train.py`` imports ``engine`` from ``tools/``)."""
         if not qual.startswith("."):
+            head = qual.split(".", 1)[0]
+            if self.path_of(head) is None:
+                name = self.module_name(importer)
+                if name is not None and "." in name:
+                    beside = name.rsplit(".", 1)[0] + "." + head
+                    if self.path_of(beside) is not None:
+                        return name.rsplit(".", 1)[0] + "." + qual
             return qual
         name = self.module_name(importer)
         if name is None:
@@ -844,6 +853,17 @@ class ProjectLink:
         self.consulted: set[Path] = set()
         self._importer_models: dict[object, list] = {}
 
+    def star_names(self, module: str) -> frozenset[str]:
+        """The top-level functions and classes of the project module ``module`` (as this module
+        writes it: ``engine``, ``.utils``) that ``from module import *`` binds; none outside
+        the project."""
+        full = self.project.absolute(self.path, module)
+        path = self.project.path_of(full) if full is not None else None
+        if path is None or path == self.path.resolve():
+            return frozenset()
+        self.consulted.add(path)
+        return frozenset(n for n in self.project._top_level_names(path) if not n.startswith("_"))
+
     def symbol(self, qual: str, depth: int = 0):
         """``(model, FunctionInfo | ClassInfo)`` for a dotted name as this module's imports
         qualify it (relative or absolute), following re-exports; None outside the project."""
@@ -924,11 +944,13 @@ class ProjectLink:
         own = self.path.resolve() in scaler and model is not None and model.driven_from_outside()
         scaler.discard(self.path.resolve())  # its own scaler code is seen in its own flow
         out = []
+        direct = set(self.project.importers(self.path, depth=1)) if uses is not None else set()
         for p in self.project.importers(self.path):
             if p in scaler:
-                # a training module that names none of this module's protocol functions or
-                # classes cannot hand them a scaler or run them in its steps
-                if uses is not None and not uses.search(self.project.read(p) or b""):
+                # a training module importing this one that names none of its protocol
+                # functions or classes cannot hand them a scaler or run them in its steps (one
+                # importing it through others, a runner's module, can)
+                if p in direct and not uses.search(self.project.read(p) or b""):  # type: ignore[union-attr]
                     continue
             else:
                 # not itself a training module: it counts when it subclasses one of this module's

@@ -41,7 +41,7 @@ class AmpModel:
         #: the project this module belongs to (:class:`amplint.project.ProjectLink`), or None
         self.project = link
         self.path = path
-        b = Builder(module, eval_patterns)
+        b = Builder(module, eval_patterns, link.star_names if link is not None else None)
         self.top = b.build()
         for f in b.functions:
             f.owner_model = self
@@ -57,6 +57,7 @@ class AmpModel:
         self.seqs = b.seqs
         self.tests = b.tests
         self.test_funcs = b.test_funcs
+        self.test_loops = b.test_loops
         self.arm_calls = b.arm_calls
         self.arms_of = b.arms_of
         self.guarded_calls = b.guarded_calls

@@ -74,12 +74,15 @@ def module_name(node: cst.BaseExpression | None) -> str:
 class ImportTable:
     """Local name -> qualified dotted name, from every import statement in the file."""
 
-    __slots__ = ("names", "star_torch", "star_other")
+    __slots__ = ("names", "star_torch", "star_other", "star_names")
 
-    def __init__(self) -> None:
+    def __init__(self, star_names=None) -> None:
         self.names: dict[str, str] = {}
         self.star_torch: set[str] = set()
         self.star_other = False  # ``from config import *``: it may bring ``torch`` itself
+        #: ``star_names(module as written)``: the top-level names a project module defines
+        #: (what ``from engine import *`` binds), or None outside a project
+        self.star_names = star_names
 
     def add(self, stmt: cst.Import | cst.ImportFrom) -> None:
         if isinstance(stmt, cst.Import):
@@ -100,6 +103,11 @@ class ImportTable:
                 self.star_torch.add(base)
             else:
                 self.star_other = True
+                if self.star_names is not None:
+                    # a project module's functions and classes, as if imported by name (a later
+                    # import of the same name rebinds it)
+                    for name in sorted(self.star_names(base)):
+                        self.names[name] = f"{base}{name}" if base.endswith(".") else f"{base}.{name}"
             return
         for alias in stmt.names:
             name = module_name(alias.name)

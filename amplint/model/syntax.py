@@ -172,9 +172,9 @@ def expr_key(node: cst.BaseExpression | None) -> str | None:
 
 
 class Builder:
-    def __init__(self, module: cst.Module, eval_patterns: Iterable[str] = ()) -> None:
+    def __init__(self, module: cst.Module, eval_patterns: Iterable[str] = (), star_names=None) -> None:
         self.module = module
-        self.imports = ImportTable()
+        self.imports = ImportTable(star_names)
         self.functions: list[FunctionInfo] = []
         self.classes: list[ClassInfo] = []
         self.calls: list[CallSite] = []
@@ -194,6 +194,8 @@ class Builder:
         # every condition tested by if / while / conditional expressions
         self.tests: list[cst.BaseExpression] = []
         self.test_funcs: dict[cst.CSTNode, FunctionInfo] = {}
+        #: the loops around an ``if`` test (outermost first): it is tested again on every pass
+        self.test_loops: dict[cst.CSTNode, tuple] = {}
         # receiver or argument expression -> the call it belongs to
         self.parent_call: dict[cst.CSTNode, cst.Call] = {}
         # dotted texts read as values (arguments, assigned values, returns...), per function
@@ -286,6 +288,8 @@ class Builder:
             c = ctx.at(s)
             self.tests.append(s.test)
             self.test_funcs[s.test] = ctx.func
+            if ctx.loops:
+                self.test_loops[s.test] = ctx.loops
             self.seqs[s] = self.seq(s.test, c)
             self.arms_of[id(s)] = 2
             self.block(_block_body(s.body), c.arm(s, s.test, 0), s)

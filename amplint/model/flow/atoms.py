@@ -14,7 +14,53 @@ _AMP_SWITCH = re.compile(r"(?i:scal|fp16|float16|precision|mixed|autocast|cuda|e
 
 
 def compact(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """The text without whitespace, comments or the parentheses around the whole of it: ``(\n a\n and b\n)``
+    and ``a and b`` are one condition."""
+    if "#" in text:
+        text = _without_comments(text)
+    text = re.sub(r"\s+", "", text)
+    while text.startswith("(") and text.endswith(")") and _outer_pair(text):
+        text = text[1:-1]
+    return text
+
+
+def _without_comments(text: str) -> str:
+    out = []
+    quote = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _outer_pair(text: str) -> bool:
+    """The first parenthesis closes at the last character (``(a)+(b)``: no)."""
+    depth = 0
+    quote = None
+    for i, ch in enumerate(text):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

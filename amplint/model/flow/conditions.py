@@ -156,8 +156,15 @@ class Conditions(ScalerConditions):
         for test in self.m.tests if tests is None else tests:
             func = self._test_function(test)
             frame = self.root_frame(func)
+            # a branch with protocol events in a loop is taken again on the next pass: where its
+            # test reads nothing the loop rebinds (``if cfg.amp:`` around the scaled backward
+            # and, again, around the boundary step), an iteration takes the arm the last one took
+            invariant = None
+            loops = self.m.test_loops.get(test) if tests is None else None
+            if loops and self._guards_events(test):
+                invariant = self.loop_assigned(loops[-1])
             for key, _v in self.cond_facts(frame, test, True, raw=True):
-                counts[key] = counts.get(key, 0) + 1
+                counts[key] = counts.get(key, 0) + (2 if invariant is not None and not mentions_any(key, invariant) else 1)
         if tests is None:
             # ``GradScaler(enabled=use_fp16)`` reads the flag as a branch on it does: the arm where
             # it is false runs a disabled scaler (see :meth:`disabled`)
@@ -215,12 +222,12 @@ class Conditions(ScalerConditions):
             # a flag the caller passes as a literal (``run_iteration(gen, False)`` with ``if
             # do_backprop:`` inside): only the arm it selects runs
             return states if (frame.env[flag.value] == "True") == (value != neg) else set()
+        if type(test) is cst.Call and self._is_plain_enabled_test(frame, test):
+            # the analysis follows an enabled scaler: the branch where it is disabled does not
+            # exist for it
+            return states if value else set()
         facts = self.cond_facts(frame, test, value)
         if not facts:
-            if self._is_plain_enabled_test(frame, test):
-                # the analysis follows an enabled scaler: the branch where it is disabled does
-                # not exist for it
-                return states if value else set()
             return states
         relevant = self._guards_events(test)
         if relevant:
