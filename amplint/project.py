@@ -853,6 +853,14 @@ class ProjectLink:
         self.consulted: set[Path] = set()
         self._importer_models: dict[object, list] = {}
 
+    def name_imported(self, name: str) -> bool:
+        """Another project module imports ``name`` from this one (``from train import scaler``)."""
+        mod = self.project.module_name(self.path)
+        if mod is None:
+            return False
+        want = f"{mod}.{name}"
+        return any(want in self.project.imports_of(p) for p in self.project.importers(self.path, depth=1))
+
     def star_names(self, module: str) -> frozenset[str]:
         """The top-level functions and classes of the project module ``module`` (as this module
         writes it: ``engine``, ``.utils``) that ``from module import *`` binds; none outside

@@ -1,8 +1,9 @@
 """Training checkpoints and whether they carry the GradScaler's state (read by AMP013).
 
-A training checkpoint is a ``torch.save`` of a dict that holds optimizer state, whether the dict
-is written inline, built in a variable (keys added by subscript), made by ``dict(...)``,
-returned by a helper of the file, or handed to a helper that saves its parameter. Only code
+A training checkpoint is a ``torch.save`` of an optimizer's ``state_dict()`` (in a file of its
+own) or of a dict that holds optimizer state, whether the dict is written inline, built in a
+variable (keys added by subscript), made by ``dict(...)``, returned by a helper of the file, or
+handed to a helper that saves its parameter. Only code
 that trains with an enabled GradScaler counts, and a module that saves or loads a scaler's
 state anywhere else is taken to handle it.
 """
@@ -412,6 +413,12 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
         inner = _passthrough(model, value)
         if inner is not None:
             return _dicts(model, func, inner, depth + 1, save_site)
+        f = value.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "state_dict" and not value.args and _OPT.search(
+                (dotted_text(f.value) or "").rsplit(".", 1)[-1]):
+            # ``torch.save(self.optimizer.state_dict(), "optimizer.pt")``: the optimizer's state
+            # in a file of its own is a training checkpoint too
+            return [Cand(value, func, None, ["optimizer"], [value])]
         site = model.call_of.get(value)
         callee = model.callee_of(site) if site is not None else None
         if callee is None:

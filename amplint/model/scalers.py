@@ -322,6 +322,8 @@ class ScalerTable:
                 for attr in set(self.scopes._self_attrs.get(c, {})) | set(self.scopes._class_body.get(c, {})):
                     if self.is_scaler(func, f"self.{attr}"):
                         out.add(f"self.{attr}")
+        if not func.is_module:
+            out.update(n for n in self.module_scalers() if not func.is_local(n))
         return sorted(out)
 
     def module_scalers(self) -> list[str]:

@@ -18,7 +18,9 @@ class ScalerStateNotCheckpointed(Rule):
     of the file (`Snapshot(model_state=..., optimizer_state=...)`) saved as such or through
     `asdict(...)` / `._asdict()` / `vars(...)` counts as that dict, its fields as its keys (a
     field named for the scaler counts as its state). A method named like
-    `get_checkpoint_state` that returns such a dict to a checkpointer counts as well.
+    `get_checkpoint_state` that returns such a dict to a checkpointer counts as well, and so
+    does the optimizer's state saved in a file of its own (`torch.save(optimizer.state_dict(),
+    "optimizer.pt")`, with no `scaler.pt` beside it).
 
     The finding is reported on the save call (`torch.save(...)`, or the call of the helper
     that saves the dict); for a checkpoint-state method, on the dict it returns.

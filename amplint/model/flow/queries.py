@@ -181,8 +181,9 @@ def plain_backwards_into_steps(model, partial: bool):
 
 def plain_fp16_backwards_beside_unused_scaler(model):
     """``(backward site, scaler as written)``: a float16 autocast loss back-propagated unscaled in a
-    function that has an enabled GradScaler of its own (built there, or ``self.<attr>``) which
-    scales nothing anywhere in the file: the scaler was made for this backward and never used."""
+    function that has an enabled GradScaler of its own (built there, ``self.<attr>``, or a module
+    global no other module imports) which scales nothing anywhere in the file: the scaler was made
+    for this backward and never used."""
     if any(c.method in ("scale", "step") and model.is_scaler(c.func, c.recv) for c in model.calls if c.recv is not None):
         return  # the scaler is in use: the step-based check decides
     for site in model.calls:
@@ -190,7 +191,8 @@ def plain_fp16_backwards_beside_unused_scaler(model):
             continue
         scalers = [k for k in model.scalers.keys_in(site.func) if model.scalers.owned(site.func, k)
                    and k not in model.disabled_scalers()]
-        if len(scalers) != 1 or model.scalers.escapes(scalers[0]):
+        if len(scalers) != 1 or model.scalers.escapes(scalers[0]) or (
+                model.project is not None and model.project.name_imported(scalers[0])):
             continue
         r = model.dtypes.fp16_source(site.func, site.recv_node, site.order)
         if r is not None and not model.dtypes.disabled_here(site.arms, r):
