@@ -17,6 +17,8 @@ from .syntax import expr_key
 from .usage import calls_in, facts, guarded
 
 _CHAIN = frozenset({"cuda", "to", "cpu", "train", "half", "requires_grad_", "float", "xpu", "type"})
+#: methods that move a module without changing its dtype (``.to(device)``)
+_MOVES = frozenset({"cuda", "to", "cpu", "train", "requires_grad_", "xpu"})
 _SETUP_NAMES = ("__init__", "setup", "_setup", "build", "_build", "configure", "prepare", "_prepare")
 _NOT_TRAINED = ("teacher", "ema", "frozen", "target_net", "reference", "ref_model")
 
@@ -316,7 +318,14 @@ def _returned_to_training(model, func, keys) -> bool:
         return False
     calls = [(model, c) for f in model.functions for c in f.calls if model.callee_of(c) is func]
     for im, call in calls + model.external_calls(func):
-        targets = tuple(b.name for b in im.bindings if b.value is call.node and b.func is call.func)
+        node = call.node
+        while True:  # ``model = build_segmentor(cfg).cuda()``
+            up = im.parent_call_of(node)
+            if up is None or up.recv_node is not node or up.method not in _MOVES or (
+                    up.method == "to" and any(T.dtype_kind(im.imports.qualify(a.value)) for a in up.node.args)):
+                break  # (``.float()``, ``.to(torch.float32)`` undo the conversion)
+            node = up.node
+        targets = tuple(b.name for b in im.bindings if b.value is node and b.func is call.func)
         if targets and _trains(im, call.func, targets):
             return True
         # handed on as it is built: ``Runner(cfg, build_model(cfg), device)``
@@ -388,7 +397,7 @@ def _built_for_importers(model) -> list:
 
 
 def _returned(func, keys) -> bool:
-    """The function returns (one of) ``keys``."""
+    """The function returns (one of) ``keys``, or a module built around it."""
     from .syntax import expr_key as _key
     from .values import _returns
 
@@ -397,5 +406,10 @@ def _returned(func, keys) -> bool:
             node = node.func.value
         return node
 
-    return any(_key(r) in keys or _key(base(r)) in keys for r in _returns(func))
+    def wrapped(node):
+        # ``return SegFormer(backbone, head)``: a module built around the converted one
+        return isinstance(node, cst.Call) and any(a.keyword is None and not a.star and _key(a.value) in keys
+                                                  for a in node.args)
+
+    return any(_key(r) in keys or _key(base(r)) in keys or wrapped(base(r)) for r in _returns(func))
 

@@ -205,7 +205,7 @@ class Calls:
             if key is not None:
                 reach.append(self.canon(frame, key) or key)
         recv = cs.recv
-        if recv is not None and self.recv_may_touch(frame, cs):
+        if recv is not None and self.recv_may_touch(frame, cs) and not self._value_used(cs):
             reach.append(self.canon(frame, recv) or recv)
         if not reach:
             return states
@@ -216,6 +216,15 @@ class Calls:
                     st = self.forget(st, s)
             out.add(st)
         return out
+
+    @staticmethod
+    def _value_used(cs: CallSite) -> bool:
+        """The call's result is bound, tested or computed with (``logp, v = agent.evaluate(obs)``,
+        ``agent.net(x).sum()``): a query of the object, not a procedure that would run its
+        scaler's protocol for the caller (a bare ``agent.after_step()`` may)."""
+        stmt = cs.stmt
+        return not (isinstance(stmt, cst.SimpleStatementLine)
+                    and any(isinstance(b, cst.Expr) and b.value is cs.node for b in stmt.body))
 
     def recv_may_touch(self, frame, cs: CallSite) -> bool:
         """``obj.method()`` may change ``obj.scaler``; ``self.foo()`` only when ``foo`` may be an

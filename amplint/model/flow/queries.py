@@ -319,11 +319,29 @@ def zero_grads_before_step(model) -> list:
                 if s != obs.scaler or id(node) in seen:
                     continue
                 site = model.call_of.get(node)
-                if site is None or not _same_optimizer(model, site, rkey, obs.opt, opts_of[obs.scaler]):
+                if site is None or not (_same_optimizer(model, site, rkey, obs.opt, opts_of[obs.scaler])
+                                        or _element_of(model, obs, rkey)):
                     continue
                 seen.add(id(node))
                 out.append((node, obs.scaler, obs.opt))
     return out
+
+
+def _element_of(model, step_obs, rkey: str | None) -> bool:
+    """``opts["encoder"].zero_grad()`` and a step of the loop variable over that container
+    (``for opt in opts.values(): scaler.step(opt)``): every element is stepped, that one too."""
+    if not rkey or not rkey.endswith("]") or step_obs.site is None or step_obs.opt is None:
+        return False
+    container = display_key(rkey).split("[", 1)[0]
+    name = display_key(step_obs.opt)
+    model = getattr(step_obs.site.func, "owner_model", None) or model  # (an inherited template's loop)
+    for b in model.bindings:
+        if b.kind == "for" and b.name == name and b.func is step_obs.site.func and b.value is not None:
+            it = model.code_for(b.value)
+            for suffix in (".values()", ".items()", ""):
+                if it == container + suffix:
+                    return True
+    return False
 
 
 def _same_optimizer(model, site, rkey, opt, stepped: set) -> bool:
