@@ -414,10 +414,12 @@ def _dicts(model, func, value, depth: int, save_site) -> list[Cand]:
         if inner is not None:
             return _dicts(model, func, inner, depth + 1, save_site)
         f = value.func
-        if isinstance(f, cst.Attribute) and f.attr.value == "state_dict" and not value.args and _OPT.search(
-                (dotted_text(f.value) or "").rsplit(".", 1)[-1]):
+        recv = dotted_text(f.value) if isinstance(f, cst.Attribute) else None
+        if recv is not None and f.attr.value == "state_dict" and not value.args and _OPT.search(
+                recv.rsplit(".", 1)[-1]) and recv.split(".", 1)[0] not in set(func.params) - {"self", "cls"}:
             # ``torch.save(self.optimizer.state_dict(), "optimizer.pt")``: the optimizer's state
-            # in a file of its own is a training checkpoint too
+            # in a file of its own is a training checkpoint too (a helper saving the optimizer
+            # it is handed, ``_save_optimizer(optimizer, path)``, is not the scaler owner's)
             return [Cand(value, func, None, ["optimizer"], [value])]
         site = model.call_of.get(value)
         callee = model.callee_of(site) if site is not None else None

@@ -14,14 +14,21 @@ _AMP_SWITCH = re.compile(r"(?i:scal|fp16|float16|precision|mixed|autocast|cuda|e
 
 
 def compact(text: str) -> str:
-    """The text without whitespace, comments or the parentheses around the whole of it: ``(\n a\n and b\n)``
-    and ``a and b`` are one condition."""
+    """The text without comments, the parentheses around the whole of it and whitespace but one
+    space between words: ``(\n a\n and b  # c\n)`` and ``a and b`` are one condition."""
     if "#" in text:
         text = _without_comments(text)
-    text = re.sub(r"\s+", "", text)
+    text = _SPACE.sub(lambda m: " " if _WORDS.match(m.string, m.start() - 1) and _WORDS.match(m.string, m.end())
+                      and m.start() > 0 else "", text)
     while text.startswith("(") and text.endswith(")") and _outer_pair(text):
         text = text[1:-1]
     return text
+
+
+#: whitespace between two word characters stays one space (``a and not b`` -> ``a and not b``,
+#: so names stay words for :func:`mentions_any`); any other is dropped (``f( x )`` -> ``f(x)``)
+_SPACE = re.compile(r"\s+")
+_WORDS = re.compile(r"\w")
 
 
 def _without_comments(text: str) -> str:
