@@ -156,15 +156,18 @@ class Conditions(ScalerConditions):
         for test in self.m.tests if tests is None else tests:
             func = self._test_function(test)
             frame = self.root_frame(func)
-            # a branch with protocol events in a loop is taken again on the next pass: where its
-            # test reads nothing the loop rebinds (``if cfg.amp:`` around the scaled backward
-            # and, again, around the boundary step), an iteration takes the arm the last one took
+            # an AMP switch around protocol events in a loop is tested again on the next pass:
+            # where it reads nothing the loop rebinds (``if cfg.amp:`` around the scaled
+            # backward and, again, around the boundary step), an iteration takes the arm the
+            # last one took (other conditions are not remembered across passes: a path per
+            # combination of a long loop's unrelated branches would cost more than it shows)
             invariant = None
             loops = self.m.test_loops.get(test) if tests is None else None
-            if loops and self._guards_events(test):
+            if loops and amp_switch(self.test_text(test)) and self._guards_events(test):
                 invariant = self.loop_assigned(loops[-1])
             for key, _v in self.cond_facts(frame, test, True, raw=True):
-                counts[key] = counts.get(key, 0) + (2 if invariant is not None and not mentions_any(key, invariant) else 1)
+                counts[key] = counts.get(key, 0) + (
+                    2 if invariant is not None and amp_switch(key) and not mentions_any(key, invariant) else 1)
         if tests is None:
             # ``GradScaler(enabled=use_fp16)`` reads the flag as a branch on it does: the arm where
             # it is false runs a disabled scaler (see :meth:`disabled`)
