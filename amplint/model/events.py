@@ -106,6 +106,10 @@ class Events:
             return Event("clip", cs, use="edit")
         if m == "clip_grad_norm_" and recv is not None and recv in self.fsdp_models:
             return Event("clip", cs, use="clip")  # FSDP's own ``model.clip_grad_norm_()``
+        if recv == "self" and m is not None and qual is None and self._partial_attr(cs) in T.CLIP_FUNCTIONS:
+            # ``self.clip_fn(params)`` with ``self.clip_fn = functools.partial(clip_grad_norm_,
+            # max_norm=...)`` bound by the class or a base class (of any module)
+            return Event("clip", cs, use="clip")
         if m == "zero_grad":
             return Event("zero_grad", cs, param_recv=param_recv)
         if m == "step" and recv is not None and self.is_optimizer(cs):
@@ -113,6 +117,25 @@ class Events:
         if cs.text is not None and "." not in cs.text and cs.text in PURE_BUILTINS and not cs.func.is_local(cs.text):
             return Event("pure", cs)
         return Event("call", cs, method=m, param_recv=param_recv)
+
+    def _partial_attr(self, cs: CallSite) -> str | None:
+        """The function every binding of ``self.<method>`` makes a ``functools.partial`` of, if one."""
+        from .scopes import owner_class
+
+        cls = owner_class(cs.func)
+        if cls is None or cs.method is None:
+            return None
+        found = None
+        for b in self.m.scopes.attr(cls, cs.method):
+            v = b.value
+            model = getattr(b.func, "owner_model", None) or self.m
+            if not (isinstance(v, cst.Call) and v.args and model.imports.qualify(v.func) == "functools.partial"):
+                return None
+            inner = model.imports.qualify(v.args[0].value)
+            if inner is None or (found is not None and inner != found):
+                return None
+            found = inner
+        return found
 
     def _normalizes(self, cs: CallSite) -> bool:
         """``norm = torch.norm(p.grad)`` used only to divide gradients (``eps * p.grad / norm``,
