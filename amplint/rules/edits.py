@@ -151,12 +151,15 @@ def insert_unscale(model, site, scaler: str, opt: str | None, title: str) -> Fix
 
 
 def step_through_scaler(model, site, scaler: str | None, opt: str, title: str) -> FixPlan | None:
-    """AMP003: ``O.step()`` -> ``S.step(O)`` when the function updates S after it and does not
-    step O through S already."""
+    """AMP003: ``O.step()`` -> ``S.step(O)`` when the function updates S after it (in the loops it
+    is in) and does not step O through S already."""
     if scaler is None or site.node.args or site.recv_node is None:
         return None
-    if not any(c.method == "update" and c.recv == scaler and c.order > site.order for c in site.func.calls):
-        return None  # a step after the last update would be left for the next iteration's update
+    if not any(c.method == "update" and c.recv == scaler and c.order > site.order
+               and all(loop in c.loops for loop in site.loops) for c in site.func.calls):
+        # a step after the last update would be left for the next iteration's update, and one
+        # in a loop the update is not in would step again before it (AMP001)
+        return None
     for c in site.func.calls:
         if c.method == "step" and c.recv == scaler:
             a = c.arg(0, "optimizer")
