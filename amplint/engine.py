@@ -402,7 +402,7 @@ class Linter:
             # a malformed directive is reported even where it has nothing to suppress
             bad = noqa_mod.invalid_warnings(noqa_mod.parse(source.text), name) if "noqa" in source.text.lower() else []
             return limits, errors, given_up + bad
-        resolver = Resolver(module, source, tree) if findings else None
+        resolver = Resolver(module, source, tree, getattr(model, "stand_ins", None)) if findings else None
 
         noqa = noqa_mod.parse(source.text)
         ignored = self.settings.ignored_for(Path(name)) if self.settings.per_file_ignores else set()
@@ -543,8 +543,10 @@ def _anchor_types() -> dict:
 class Resolver:
     """Turns findings (nodes) into diagnostics (rows and columns), and fix plans into edits."""
 
-    def __init__(self, module, source: Source, tree: ast.Module | None = None) -> None:
+    def __init__(self, module, source: Source, tree: ast.Module | None = None, stand_ins=None) -> None:
         self.module = module
+        #: calls the model made up for statements (``p.grad += c``) -> those statements
+        self.stand_ins = stand_ins or {}
         self.source = source
         self.lines = split_lines(source.text, keepends=True)
         self.tree = tree
@@ -652,6 +654,7 @@ class Resolver:
         self._full = True
 
     def position(self, node) -> tuple[int, int, int, int]:
+        node = self.stand_ins.get(node, node)
         hit = self._positions.get(node)
         if hit is not None:
             return hit

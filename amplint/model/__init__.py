@@ -58,6 +58,7 @@ class AmpModel:
         self.tests = b.tests
         self.test_funcs = b.test_funcs
         self.test_loops = b.test_loops
+        self.stand_ins = b.stand_ins
         self.arm_calls = b.arm_calls
         self.arms_of = b.arms_of
         self.guarded_calls = b.guarded_calls

@@ -129,7 +129,7 @@ class _Events:
         return out
 
 
-_MERGED_DICTS = ("seqs", "call_of", "test_funcs", "test_loops", "guarded_calls", "arm_calls", "arms_of", "self_attrs", "value_texts",
+_MERGED_DICTS = ("seqs", "call_of", "test_funcs", "test_loops", "stand_ins", "guarded_calls", "arm_calls", "arms_of", "self_attrs", "value_texts",
                  "blocks", "static_callees")
 _MERGED_LISTS = ("bindings", "assignments", "calls", "functions", "classes", "tests", "regions")
 

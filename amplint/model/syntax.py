@@ -194,6 +194,9 @@ class Builder:
         # every condition tested by if / while / conditional expressions
         self.tests: list[cst.BaseExpression] = []
         self.test_funcs: dict[cst.CSTNode, FunctionInfo] = {}
+        #: calls standing in for statements that act like one (``p.grad += c`` is
+        #: ``p.grad.add_(...)``), mapped to the statement: findings on them are placed there
+        self.stand_ins: dict[cst.Call, cst.CSTNode] = {}
         #: the loops around an ``if`` test (outermost first): it is tested again on every pass
         self.test_loops: dict[cst.CSTNode, tuple] = {}
         # receiver or argument expression -> the call it belongs to
@@ -387,6 +390,16 @@ class Builder:
             self.expr(s.value, ctx, out)
             self.assign_target(s.target, ctx, out)
             self.bind(s.target, s.value, "aug", ctx)
+            op = type(s.operator)
+            if op is cst.AddAssign or op is cst.SubtractAssign:
+                text = dotted_text(s.target)
+                if text is not None and "grad" in text.split(".")[1:]:
+                    # ``var.grad.data += server_c[name] - local_c[name]``: an edit of the
+                    # gradients, as ``var.grad.data.add_(...)`` is
+                    call = cst.Call(func=cst.Attribute(value=s.target, attr=cst.Name(
+                        "add_" if op is cst.AddAssign else "sub_")))
+                    self.stand_ins[call] = s
+                    self.expr(call, ctx, out)
         elif t is cst.Return:
             if s.value is not None:
                 self.expr(s.value, ctx, out)

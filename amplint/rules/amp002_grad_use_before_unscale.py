@@ -86,6 +86,9 @@ class GradUseBeforeUnscale(Rule):
             scaler = scaler_text(model, site.func, key) or display_key(key)
             opt = stepped_optimizer(model, site.func, scaler)
             clip = site.method or (site.text or site.qual or "clip").rsplit(".", 1)[-1]
+            stand_in = model.stand_ins.get(site.node)
+            if stand_in is not None:
+                clip = model.code_for(stand_in.operator).strip()  # ``p.grad += c``
             use = model.events.of(site).use or "read"
             yield Finding(
                 node=site.node,
