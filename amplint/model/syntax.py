@@ -19,6 +19,8 @@ from . import names as N
 from .names import ImportTable, dotted_text
 from .structure import Alt, Assignment, Bind, Binding, CallSite, ClassInfo, FunctionInfo, Item, Reference, Region
 
+#: GradScaler methods a name may alias (``do_step = functools.partial(scaler.step, opt)``)
+_ALIASED_METHODS = frozenset({"step", "update", "unscale_"})
 _SKIP_FIELDS = {
     "lpar",
     "rpar",
@@ -191,6 +193,12 @@ class Builder:
         # (``clip = functools.partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)``): a call of
         # the name is a call of the function
         self.call_partials: dict[tuple[int, str], str] = {}
+        # names bound to a GradScaler protocol method (``step = scaler.step``,
+        # ``do_step = functools.partial(scaler.step, optimizer)``): ``(the bound method's
+        # Attribute node, the arguments the partial fixes)``; a call of such a name is that
+        # method's call (a stand-in), unless the name is bound to anything else but the
+        # optimizer's own ``step`` (the fp32 arm of ``do_step = ... if amp else opt.step``)
+        self.method_aliases: dict[tuple[int, str], tuple | None] = {}
         # every condition tested by if / while / conditional expressions
         self.tests: list[cst.BaseExpression] = []
         self.test_funcs: dict[cst.CSTNode, FunctionInfo] = {}
@@ -674,6 +682,17 @@ class Builder:
         qual = self.imports.resolve(text) if text is not None else None
         if qual is None and method is None and text is not None and self.call_partials:
             qual = self._lookup(self.call_partials, text, ctx)
+        if method is None and text is not None and self.method_aliases and not any(a.star for a in node.args):
+            alias = self._lookup(self.method_aliases, text, ctx)
+            if alias is not None and alias[0] is not None:
+                bound, fixed = alias
+                stand_in = cst.Call(func=bound, args=tuple(fixed) + tuple(node.args))
+                self.stand_ins[stand_in] = node
+                recv = dotted_text(bound.value)
+                text, method = f"{recv}.{bound.attr.value}", bound.attr.value
+                node = stand_in
+                for arg in fixed:
+                    self.parent_call[arg.value] = node
         cs = CallSite(
             node=node,
             func=ctx.func,
@@ -829,6 +848,7 @@ class Builder:
         if value is None:
             return
         key_scope = _scope_id(ctx)
+        self._note_method_alias(targets, value, key_scope)
         if isinstance(value, cst.Call):
             callee = self.imports.qualify(value.func) or dotted_text(value.func)
             if callee in ("functools.partial", "partial") and value.args:
@@ -850,6 +870,38 @@ class Builder:
                     if t is not None:
                         self.region_vars[(key_scope(t), t)] = value
                 return
+
+    def _note_method_alias(self, targets: list[str | None], value, key_scope) -> None:
+        bound, fixed = None, ()
+        if isinstance(value, cst.Attribute):
+            bound = value
+        elif (isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Attribute)
+              and (self.imports.qualify(value.func) or dotted_text(value.func)) in ("functools.partial", "partial")
+              and all(a.keyword is None and not a.star for a in value.args[1:])):
+            bound, fixed = value.args[0].value, tuple(value.args[1:])
+        recv = dotted_text(bound.value) if bound is not None else None
+        # ``scaler.step`` needs its optimizer: a bare ``X.step`` is a scaler's only by its name
+        # (``do_step = optimizer.step`` is the fp32 arm)
+        alias = (recv is not None and bound.attr.value in _ALIASED_METHODS  # type: ignore[union-attr]
+                 and (bound.attr.value != "step" or bool(fixed) or "scaler" in recv.rsplit(".", 1)[-1].lower()))  # type: ignore[union-attr]
+        plain_step = not alias and isinstance(value, cst.Attribute) and value.attr.value == "step"
+        for t in targets:
+            if t is None or "." in t:
+                continue
+            key = (key_scope(t), t)
+            if key not in self.method_aliases:
+                if alias:
+                    self.method_aliases[key] = (bound, fixed)
+                elif plain_step:
+                    self.method_aliases[key] = (None, ())  # ``opt.step`` first: an alias may follow
+                continue
+            have = self.method_aliases[key]
+            if have is None or plain_step:
+                continue  # poisoned stays so; the optimizer's own step is the fp32 arm
+            if alias and (have[0] is None or dotted_text(have[0]) == dotted_text(bound)):
+                self.method_aliases[key] = (bound, fixed)
+            else:
+                self.method_aliases[key] = None  # bound to something else too
 
     def _lookup(self, table: dict, text: str, ctx: "_Ctx"):
         scope = _scope_id(ctx)(text)
