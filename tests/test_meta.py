@@ -70,3 +70,10 @@ def test_linter_import_path_is_light():
            "bad = [m for m in ('libcst', 'torch', 'amplint.model') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_flow_modules_stay_small():
+    """Each idea of the typestate flow keeps a module of its own (at most 400 lines)."""
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+             for p in (ROOT / "amplint" / "model" / "flow").glob("*.py")}
+    assert sizes and all(n <= 400 for n in sizes.values()), sorted(sizes.items(), key=lambda kv: -kv[1])[:3]

@@ -7,24 +7,29 @@ the entry and keep every path apart, later ones accumulate and prune states anot
 A loop whose every pass steps another optimizer (``for opt in optimizers``, ``for name in opts:
 opt = opts[name]``) is one training iteration; any other loop starts a new one per pass.
 
-A loop variable that holds another scaler of one container each pass (``for opt, scaler in
-zip(opts, scalers)``, ``scaler = scalers[name]``) is one scaler per pass: each pass starts from
-the facts the container's elements had when the loop began (``scalers[next]``), and what a pass
-leaves its scaler in is what the loop leaves the container's other elements in (``scalers[*]``),
-so ``scaler.update()`` after the loop updates only the last one, and the others meet their next
-``step()`` un-updated.
+A loop variable that holds another scaler of one container each pass is one scaler per pass
+(:mod:`.elements`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import expr_key, literal_value
+from ..syntax import literal_value
 from .atoms import mentions_any
-from .frames import Frame, OverBudget, Outs
+from .elements import (
+    Elements,
+    element_leave,
+    element_take,
+    elements_begin,
+    elements_end,
+    is_elements,
+    mentions,
+)
+from .frames import Frame, Outs, OverBudget
 from .interproc import target_heads
 from .monitors import announce
-from .state import NOFACTS, SCALED, State, prune
+from .state import SCALED, State, prune
 
 MAX_LOOP_PASSES = 8
 #: passes after which a loop head accumulates instead of restarting from the entry
@@ -42,7 +47,7 @@ def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-class Loops:
+class Loops(Elements):
     """Mixin of :class:`~.interpret.Flow`."""
 
     # --- loops -------------------------------------------------------------------------------
@@ -75,7 +80,7 @@ class Loops:
         canon_variant = frozenset(self.canon(frame, t) or t for t in variant) | variant
         elements = self.element_scalers(frame, s, variant) if variant else {}
         if elements:
-            cur = {_elements_begin(st, elements) for st in cur}
+            cur = {elements_begin(st, elements) for st in cur}
         # a loop that runs no protocol step (``for p in d_model.parameters(): p.requires_grad =
         # True``) is part of the iteration around it, not a training loop of its own
         inner = not per_opt and not self.runs_protocol(s)
@@ -91,13 +96,6 @@ class Loops:
                                 canon_variant, canon_assigned)
         finally:
             self.elements = outer_elements
-
-    #: scaler keys bound to one element of a container per pass of the loops being followed
-    elements: dict[str, str] = {}
-
-    def take_element(self, st: State, key: str) -> State:
-        """``scaler = scalers[name]`` in a loop over the container: an element not run yet."""
-        return _element_take(st, {key: self.elements[key]})
 
     def _passes(self, frame, s, entry, head, out, elements, targets, infinite, per_opt, inner, canon_variant,
                 canon_assigned) -> Outs:
@@ -116,14 +114,14 @@ class Loops:
             if isinstance(s, cst.For):
                 body_in = self.rebind(frame, targets, body_in)
                 if elements:
-                    body_in = {_element_take(st, elements) for st in body_in}
+                    body_in = {element_take(st, elements) for st in body_in}
             elif not infinite:
                 body_in = self.assume(frame, s.test, True, body_in)
             o = self._fresh_block(frame, body, body_in, seen)
             out.merge(o, normal=False)
             raw = o.normal | o.cont
             if elements:
-                raw = {_element_leave(st, elements) for st in raw}
+                raw = {element_leave(st, elements) for st in raw}
             back = {self.drop_target_stages(st, canon_variant) for st in raw}
             if back:
                 self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
@@ -188,7 +186,7 @@ class Loops:
         result.normal |= out.brk if per_opt or inner else {self.new_iteration(st) for st in out.brk}
         if elements:
             for part in ("normal", "ret", "exc"):
-                setattr(result, part, {_elements_end(st, elements) for st in getattr(result, part)})
+                setattr(result, part, {elements_end(st, elements) for st in getattr(result, part)})
         result.normal = self.widen(result.normal)
         return result
 
@@ -235,30 +233,10 @@ class Loops:
             changed = False
             for b in self.m.bindings:
                 if b.func is frame.func and s in b.loops and b.name not in out and b.kind in ("assign", "walrus") \
-                        and b.value is not None and _mentions(b.value, out):
+                        and b.value is not None and mentions(b.value, out):
                     out.add(b.name)
                     changed = True
         return frozenset(out)
-
-    def element_scalers(self, frame: Frame, s: cst.For, variant: frozenset[str]) -> dict[str, str]:
-        """Scaler keys the loop binds to one element of a container per pass -> the key of that
-        container's elements (``scalers[*]``); the container must be a name or attribute."""
-        sources = _element_sources(s.target, s.iter)
-        for b in self.m.bindings:
-            # ``scaler = scalers[name]``, ``scaler = scalers.get(name)`` with a variant key
-            if b.func is frame.func and s in b.loops and b.kind == "assign" and not b.unpack and b.name in variant:
-                v = b.value
-                if isinstance(v, cst.Subscript) and _mentions(v.slice[0] if v.slice else v, variant):
-                    sources.setdefault(b.name, v.value)
-                elif (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "get"
-                      and v.args and _mentions(v.args[0].value, variant)):
-                    sources.setdefault(b.name, v.func.value)
-        out = {}
-        for name, src in sources.items():
-            ckey = expr_key(src)
-            if name in variant and ckey is not None and self.is_scaler(frame, name):
-                out[self.canon(frame, name) or name] = (self.canon(frame, ckey) or ckey) + "[*]"
-        return out
 
     # --- iteration boundaries ------------------------------------------------------------------
 
@@ -316,7 +294,7 @@ class Loops:
             return o + "*" if not o.endswith("*") and mentions_any(o, targets) else o
 
         def move(k, f):
-            if _is_elements(k):
+            if is_elements(k):
                 return f
             moved = frozenset(x for x in f.stages if mentions_any(x[0], targets))
             iters = f.iters
@@ -336,21 +314,7 @@ class Loops:
         if not targets:
             return st
         return st.map_scalers(lambda k, f: f.but(stages=frozenset(x for x in f.stages if not mentions_any(x[0], targets)))
-                              if not _is_elements(k) and any(mentions_any(x[0], targets) for x in f.stages) else f)
-
-
-def _mentions(node: cst.CSTNode, names) -> bool:
-    from ..syntax import children
-
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name) and n.value in names:
-            return True
-        if isinstance(n, (cst.Lambda, cst.FunctionDef)):
-            continue
-        stack.extend(children(n))
-    return False
+                              if not is_elements(k) and any(mentions_any(x[0], targets) for x in f.stages) else f)
 
 
 def _stale(st: State) -> State:
@@ -359,77 +323,4 @@ def _stale(st: State) -> State:
     that path is kept, but as speculative."""
     if any(f.grads is not None and f.grads[0] == SCALED for _k, f in st.scalers):
         return st.with_path(approx=True)
-    return st
-
-
-def _element_sources(target: cst.BaseExpression, it: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
-    """Loop variables bound to one element of a container per pass -> the container
-    (``for k, (m, opt, scaler) in enumerate(zip(models, opts, scalers))``, ``for name, scaler in
-    scalers.items()``, ``for scaler in scalers.values()``)."""
-    items = target.elements if isinstance(target, (cst.Tuple, cst.List)) else None
-    if items is not None and any(isinstance(e, cst.StarredElement) for e in items):
-        return {}
-    if isinstance(it, cst.Call) and it.args and all(a.keyword is None and not a.star for a in it.args):
-        fn = it.func
-        if isinstance(fn, cst.Name) and fn.value == "enumerate":
-            return _element_sources(items[1].value, it.args[0].value) if items is not None and len(items) == 2 else {}
-        if isinstance(fn, cst.Name) and fn.value in ("reversed", "list", "tuple", "sorted"):
-            return _element_sources(target, it.args[0].value)
-        if isinstance(fn, cst.Name) and fn.value == "zip":
-            out: dict = {}
-            if items is not None and len(items) == len(it.args):
-                for e, a in zip(items, it.args):
-                    out.update(_element_sources(e.value, a.value))
-            return out
-        return {}
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
-        if it.func.attr.value == "values":
-            return _element_sources(target, it.func.value)
-        if it.func.attr.value == "items" and items is not None and len(items) == 2 and isinstance(items[1].value, cst.Name):
-            return {items[1].value.value: it.func.value}
-        return {}
-    if isinstance(target, cst.Name) and isinstance(it, (cst.Name, cst.Attribute)):
-        return {target.value: it}
-    return {}
-
-
-def _is_elements(key: str) -> bool:
-    """The key of a container's elements (their optimizers' stages are each element's own)."""
-    return key.endswith(("[*]", "[next]"))
-
-
-def _next(container: str) -> str:
-    return container[:-3] + "[next]"
-
-
-def _elements_begin(st: State, elements: dict[str, str]) -> State:
-    """Loop entry: the elements' facts as the loop finds them, for every pass to start from."""
-    for container in set(elements.values()):
-        st = st.with_facts(_next(container), st.facts(container))
-    return st
-
-
-def _element_take(st: State, elements: dict[str, str]) -> State:
-    """A pass starts: its scaler is an element the loop has not run yet."""
-    for key, container in elements.items():
-        f = st.facts(_next(container))
-        st = st.with_facts(key, f.but(iters=None) if f.iters is not None else f)
-    return st
-
-
-def _element_leave(st: State, elements: dict[str, str]) -> State:
-    """A pass ends: its scaler joins the elements the loop has run (their gradients and scaled
-    backwards are their own models', not facts about the container)."""
-    for key, container in elements.items():
-        f = st.facts(key)
-        if f != NOFACTS:
-            f = f.but(grads=None, sbw=frozenset(), iters=None)
-        st = st.with_facts(container, f)
-    return st
-
-
-def _elements_end(st: State, elements: dict[str, str]) -> State:
-    for container in set(elements.values()):
-        if st.has(_next(container)):
-            st = st.with_facts(_next(container), NOFACTS)
     return st
