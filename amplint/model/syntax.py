@@ -691,8 +691,6 @@ class Builder:
                 recv = dotted_text(bound.value)
                 text, method = f"{recv}.{bound.attr.value}", bound.attr.value
                 node = stand_in
-                for arg in fixed:
-                    self.parent_call[arg.value] = node
         cs = CallSite(
             node=node,
             func=ctx.func,
