@@ -3,9 +3,8 @@
 A training checkpoint is a ``torch.save`` of an optimizer's ``state_dict()`` (in a file of its
 own) or of a dict that holds optimizer state, whether the dict is written inline, built in a
 variable (keys added by subscript), made by ``dict(...)``, returned by a helper of the file, or
-handed to a helper that saves its parameter. Only code
-that trains with an enabled GradScaler counts, and a module that saves or loads a scaler's
-state anywhere else is taken to handle it.
+handed to a helper that saves its parameter. Only code that trains with an enabled GradScaler
+counts, and a module that saves or loads a scaler's state anywhere else is taken to handle it.
 """
 
 from __future__ import annotations

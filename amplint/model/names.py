@@ -71,6 +71,12 @@ def module_name(node: cst.BaseExpression | None) -> str:
     return text or ""
 
 
+def _member(base: str, name: str) -> str:
+    """``name`` of module ``base`` as written: ``.`` + ``hooks`` -> ``.hooks``, ``.utils`` + ``step``
+    -> ``.utils.step``."""
+    return f"{base}{name}" if base.endswith(".") else f"{base}.{name}"
+
+
 class ImportTable:
     """Local name -> qualified dotted name, from every import statement in the file."""
 
@@ -107,7 +113,7 @@ class ImportTable:
                     # a project module's functions and classes, as if imported by name (a later
                     # import of the same name rebinds it)
                     for name in sorted(self.star_names(base)):
-                        self.names[name] = f"{base}{name}" if base.endswith(".") else f"{base}.{name}"
+                        self.names[name] = _member(base, name)
             return
         for alias in stmt.names:
             name = module_name(alias.name)
@@ -115,7 +121,7 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             # ``from . import hooks`` -> ``.hooks``; ``from .utils import step`` -> ``.utils.step``
-            self.names[local] = (f"{base}{name}" if base.endswith(".") else f"{base}.{name}") if base else name
+            self.names[local] = _member(base, name) if base else name
 
     def resolve(self, text: str | None) -> str | None:
         """Qualify a dotted expression text; None when its head is not an import."""
