@@ -66,6 +66,11 @@ def _model(source: str) -> AmpModel:
          r"`loss.backward\(\)` is not scaled but `scaler.step\(\)` consumes"),
         ("AMP005", "scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.unscale_(optimizer)\nscaler.update()\n",
          r"runs after `scaler.step\(optimizer\)` in the same iteration"),
+        # an unscale_ met after an earlier unscale_ on one path and after the step on another:
+        # the same message whatever order the paths are found in (the earlier unscale_ first)
+        ("AMP005", "scaler.scale(loss).backward()\nif i % 2:\n    scaler.step(optimizer)\nelse:\n"
+                   "    scaler.unscale_(optimizer)\nscaler.unscale_(optimizer)\nscaler.update()\n",
+         r"unscales `optimizer` again after an earlier `scaler.unscale_\(optimizer\)`"),
         ("AMP006", "scaler.scale(loss).backward()\nif i % 4 == 0:\n    scaler.step(optimizer)\nscaler.update()\n",
          r"`scaler.update\(\)` can run with no `scaler.step\(\)` or `unscale_\(\)`"),
         ("AMP009", "scaler.scale(loss).backward(retain_graph=True)\nloss.backward()\nscaler.step(optimizer)\nscaler.update()\n",

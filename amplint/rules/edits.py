@@ -117,8 +117,7 @@ def insert_update(model, site, scaler: str, title: str) -> FixPlan | None:
     """AMP001: ``S.update()`` after the step, when it is the function's only step or update of
     ``S`` and nothing in the file updates a scaler of that name (where else the update belongs
     needs a human)."""
-    same = [c for c in site.func.calls if c.method in ("step", "update") and c.recv == site.recv]
-    if len(same) != 1 or site.stmt is None or not is_simple_statement(site.stmt, site.node):
+    if _steps_and_updates(model, site.func).get(site.recv, 0) != 1 or site.stmt is None or not is_simple_statement(site.stmt, site.node):
         return None
     last = (site.recv or "").rsplit(".", 1)[-1]
     if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
@@ -129,6 +128,18 @@ def insert_update(model, site, scaler: str, title: str) -> FixPlan | None:
            for b in model.bindings if b.func is site.func):
         return None  # ``for opt in optimizers: scaler.step(opt)``: the update belongs after the loop
     return insert_after(site.stmt, f"{scaler}.update()", title, "unsafe")
+
+
+def _steps_and_updates(model, func) -> dict:
+    """How many ``step``/``update`` calls of each receiver ``func`` makes (once per function)."""
+    memo = model.__dict__.setdefault("_edit_step_counts", {})
+    counts = memo.get(id(func))
+    if counts is None:
+        counts = memo[id(func)] = {}
+        for c in func.calls:
+            if c.method in ("step", "update"):
+                counts[c.recv] = counts.get(c.recv, 0) + 1
+    return counts
 
 
 def insert_unscale(model, site, scaler: str, opt: str | None, title: str) -> FixPlan | None:

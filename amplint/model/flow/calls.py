@@ -29,6 +29,7 @@ class Calls:
 
     def _init_calls(self) -> None:
         self.events = self.m.events
+        self._move_memo: dict = {}
 
     def call(self, frame, cs: CallSite, states: set[State]) -> set[State]:
         out = self._call(frame, cs, states)
@@ -97,39 +98,33 @@ class Calls:
         if m == "unscale_":
             o = self.opt_key(frame, cs.arg(0, "optimizer"))
             self.observe(frame, "unscale", cs.node, cs, s, o, live)
-            out = set()
-            for st in live:
-                f = st.facts(s)
-                st = st.with_facts(s, f.but(stages=f.with_stage(o, UNSCALED, cs.node), grads=(UNSCALED_GRADS, cs.node)))
-                out.add(announce(st, "unscale", scaler=s, opt=o, node=cs.node))
-            return out | idle
+            return self._moved(live, (m, s, o, cs.node), _unscale) | idle
         if m == "step":
             o = self.opt_key(frame, cs.arg(0, "optimizer"))
             self.observe(frame, "step", cs.node, cs, s, o, live)
-            out = set()
-            for st in live:
-                f = st.facts(s)
-                n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
-                f = f.but(stages=f.with_stage(o, STEPPED, cs.node), grads=(CLEAN, cs.node), sbw=frozenset(), exact=True,
-                          iters=(n, prev, cur | {o}))
-                st = st.with_facts(s, f)
-                if st.path.plain:
-                    st = st.with_path(plain=frozenset())
-                out.add(announce(st, "step", scaler=s, opt=o, node=cs.node))
-            return out | idle
+            return self._moved(live, (m, s, o, cs.node), _step) | idle
         if m == "update":
             self.observe(frame, "update", cs.node, cs, s, None, live)
-            out = set()
-            for st in live:
-                f = st.facts(s)
-                n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
-                f = f.but(ready=True, stages=frozenset(), iters=(min(n + 1, 2), prev | cur, frozenset()), done=frozenset())
-                out.add(announce(st.with_facts(s, f), "update", scaler=s, node=cs.node))
-            return out | idle
+            return self._moved(live, (m, s, None, cs.node), _update) | idle
         if m in T.SCALER_QUERIES:
             return live | idle
         # any other method (private helpers, monkey-patched ones) may change the scaler
         return {self.forget(st, s) for st in live} | idle
+
+    def _moved(self, states: set[State], move: tuple, fn) -> set[State]:
+        """``fn(state, *move)`` for each state; a transition is a pure function of the state and
+        the move, so a loop's later passes look up the states they have already moved."""
+        memo = self._move_memo.get(move)
+        if memo is None:
+            memo = self._move_memo[move] = {}
+        args = move[1:]
+        out = set()
+        for st in states:
+            new = memo.get(st)
+            if new is None:
+                new = memo[st] = fn(st, *args)
+            out.add(new)
+        return out
 
     def forget(self, st: State, s: str) -> State:
         return announce(st.with_facts(s, LOST), "forget", scaler=s)
@@ -296,3 +291,30 @@ def _scale_receiver(tensor) -> str | None:
     if isinstance(tensor, cst.Call) and len(tensor.args) == 2:
         return _scale_receiver(tensor.args[1].value)
     return None
+
+
+# --- GradScaler's moves, one state at a time (pure: memoised by :meth:`Calls._moved`) --------------
+
+
+def _unscale(st: State, s: str, o, node) -> State:
+    f = st.facts(s)
+    st = st.with_facts(s, f.but(stages=f.with_stage(o, UNSCALED, node), grads=(UNSCALED_GRADS, node)))
+    return announce(st, "unscale", scaler=s, opt=o, node=node)
+
+
+def _step(st: State, s: str, o, node) -> State:
+    f = st.facts(s)
+    n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
+    f = f.but(stages=f.with_stage(o, STEPPED, node), grads=(CLEAN, node), sbw=frozenset(), exact=True,
+              iters=(n, prev, cur | {o}))
+    st = st.with_facts(s, f)
+    if st.path.plain:
+        st = st.with_path(plain=frozenset())
+    return announce(st, "step", scaler=s, opt=o, node=node)
+
+
+def _update(st: State, s: str, _o, node) -> State:
+    f = st.facts(s)
+    n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
+    f = f.but(ready=True, stages=frozenset(), iters=(min(n + 1, 2), prev | cur, frozenset()), done=frozenset())
+    return announce(st.with_facts(s, f), "update", scaler=s, node=node)

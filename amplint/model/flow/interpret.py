@@ -73,6 +73,7 @@ class Flow(Loops, Conditions, Calls, Interproc):
             if self_cls is not None:
                 frame.self_cls = self_cls
             mark = len(self.observations)
+            self._move_memo.clear()
             self._budget = min(MAX_STEPS, self._file_budget)
             start = self._budget
             try:

@@ -80,14 +80,15 @@ def optimizer_steps_on_scaled_grads(model) -> list:
     for obs in _obs(model, "opt_step"):
         if obs.site is None or id(obs.node) in seen:
             continue
-        hit = None
+        hits = set()
         for st in obs.states:
             if st.path.plain or st.speculative:
                 continue  # an unscaled backward ran too: this optimizer may be a non-AMP one
             scaled = [k for k, f in st.scalers if f.grads is not None and f.grads[0] == SCALED]
             if scaled:
-                hit = (scaled[0], "scaled")
-                break
+                hits.add((scaled[0], "scaled"))
+                continue
+            hit = None
             # ``scaler.step(opt_a)`` (or ``unscale_(opt_a)``) handled only opt_a's parameters:
             # another optimizer stepped directly after it still sees scaled gradients
             if moved_by is None:
@@ -101,15 +102,16 @@ def optimizer_steps_on_scaled_grads(model) -> list:
                         f.iters is None or obs.opt not in f.iters[2]) and not _handed_on(model, obs):
                     hit = (k, "scaled")
                     break
+            if hit is None:
+                for k, f in st.scalers:
+                    stage = f.stage_of(obs.opt)
+                    if stage is not None and stage[0] == UNSCALED and f.grads is not None and f.grads[0] != CLEAN:
+                        hit = (k, "unchecked")
+                        break
             if hit is not None:
-                break
-            for k, f in st.scalers:
-                stage = f.stage_of(obs.opt)
-                if stage is not None and stage[0] == UNSCALED and f.grads is not None and f.grads[0] != CLEAN:
-                    hit = (k, "unchecked")
-                    break
-            if hit is not None:
-                break
+                hits.add(hit)
+        # the same answer whatever order the states come in: scaled gradients first
+        hit = min(hits, key=lambda h: (h[1] != "scaled", h[0])) if hits else None
         if hit is None or conditional_amp(model, obs.node) or model.optimizer_steps_through(obs.site, hit[0]):
             continue
         seen.add(id(obs.node))
@@ -210,6 +212,7 @@ def unscale_after_unscale(model) -> list:
         if obs.site is None or id(obs.node) in found or model.guards_stage(obs.site.func):
             continue
         alts = model.flow.alternatives(obs.node)
+        hits = set()
         for st in obs.states:
             if st.speculative:
                 continue
@@ -218,9 +221,17 @@ def unscale_after_unscale(model) -> list:
             if hit is None or hit[1] is None or hit[1] in alts:
                 continue
             if hit[0] == UNSCALED or (hit[0] == STEPPED and f.iters is not None and obs.opt in f.iters[2]):
-                found[id(obs.node)] = (obs, hit[0], hit[1])
-                break
+                hits.add(hit)
+        if hits:
+            # the same answer whatever order the states come in: an earlier unscale_ first
+            stage, prior = min(hits, key=lambda h: (h[0] != UNSCALED, _order(model, h[1])))
+            found[id(obs.node)] = (obs, stage, prior)
     return list(found.values())
+
+
+def _order(model, node) -> int:
+    site = model.call_of.get(node)
+    return site.order if site is not None else -1
 
 
 # --- AMP006 / AMP007 ---------------------------------------------------------------------------
