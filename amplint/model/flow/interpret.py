@@ -68,6 +68,7 @@ class Flow(Loops, Conditions, Calls, Interproc):
     def run(self) -> None:
         # (a function that cannot meet a scaler is followed only where a root calls it)
         roots = [(func, None) for func in self.m.relevant_functions() if self.may_touch_scaler(func)] + self.virtual
+        self.root_set = {func for func, self_cls in roots if self_cls is None}
         for func, self_cls in roots:
             frame = self.root_frame(func)
             if self_cls is not None:
@@ -86,6 +87,9 @@ class Flow(Loops, Conditions, Calls, Interproc):
                 del self.observations[mark:]
                 self.abandoned.append(func)
             self._file_budget -= start - max(self._budget, 0)
+
+    #: the functions analysed as roots of their own (plain functions, no subclass)
+    root_set: set = set()
 
     def observe(self, frame: Frame, kind: str, node: cst.CSTNode, site: CallSite | None, scaler: str | None,
                 opt: str | None, states: Iterable[State], regions: tuple[Region, ...] | None = None) -> Observation:

@@ -285,6 +285,8 @@ class Interproc(Objects):
             if a.keyword is not None and a.keyword.value in params:
                 self._bind(frame, env, scaler_params, a.keyword.value, a.value)
         regions = frame.ctx_regions + cs.regions
+        if self._covered_by_root(cs, callee, regions, scaler_params, states):
+            return states
         tag = f"{callee.qualname}#{frame.depth + 1}."
         entry = None
         if callee.cls is None and not scaler_params:
@@ -304,6 +306,29 @@ class Interproc(Objects):
             result = self.unknown_call(frame, cs, states)
         self._memo[key] = result
         return set(result)
+
+    def _covered_by_root(self, cs: CallSite, callee: FunctionInfo, regions: tuple, scaler_params: set,
+                         states: set[State]) -> bool:
+        """A call, outside every loop and region, of a function of this module that is analysed
+        as a root of its own, from paths that hold no scaler (``main()`` calling ``train()``), when
+        every scaler of the module lives in a function's locals: following the call would
+        repeat the callee's own analysis (its scalers are the callee's and are forgotten when it
+        returns), so the caller's paths go on as they were."""
+        if (callee.cls is not None or regions or scaler_params or cs.loops or self._loop_depth
+                or callee not in self.root_set or not self._local_scalers_only()):
+            return False
+        return all(not st.scalers for st in states)
+
+    def _local_scalers_only(self) -> bool:
+        hit = self._locals_only
+        if hit is None:
+            m = self.m
+            hit = self._locals_only = all(
+                _head(c.recv) != "self" and not c.func.is_module and c.func.is_local(_head(c.recv))
+                for c in m.calls if c.recv is not None and self.events.of(c).kind == "scaler")
+        return hit
+
+    _locals_only: bool | None = None
 
     def _bind(self, frame, env: dict, scaler_params: set, param: str, value: cst.BaseExpression) -> None:
         key = expr_key(value)
@@ -396,3 +421,7 @@ class Interproc(Objects):
                     self._obs_index[okey] = obs
                     self.observations.append(obs)
                 obs.states.add(st)
+
+
+def _head(key: str) -> str:
+    return key.split(".", 1)[0].split("[", 1)[0]
