@@ -87,6 +87,8 @@ class _Walker:
         self.extra = extra
         self.device_names: set[str] = set()
         self.name_args: list[str] = []  # names passed to autocast (suspicious if a torch.device)
+        self.dtype_names: list[str] = []  # names in autocast's dtype slot (suspicious if a bool)
+        self.bool_names: set[str] = set()  # names bound to a comparison or ``not``, or annotated bool
         self.device_passed = False  # ``f(torch.device(...))``: a parameter may hold a torch.device
         self.handlers = {
             ast.FunctionDef: self._decorated,
@@ -146,6 +148,8 @@ class _Walker:
         f.nodes = nodes
         if self.name_args and (self.device_passed or any(n in self.device_names for n in self.name_args)):
             f.suspicious_autocast_args = True
+        if any(n in self.bool_names for n in self.dtype_names):
+            f.suspicious_autocast_args = True  # ``torch.autocast("cuda", amp)`` with ``amp: bool``
         if f.scale_call and f.backward:
             f.scaler_evidence = True  # ``x.scale(loss).backward()``: evidence by use
         return f
@@ -187,6 +191,8 @@ class _Walker:
     def _arg(self, node: ast.arg) -> None:
         if node.annotation is not None and _mentions_scaler_type(node.annotation):
             self.facts.scaler_evidence = True  # a parameter annotated as a GradScaler
+        if isinstance(node.annotation, ast.Name) and node.annotation.id == "bool":
+            self.bool_names.add(node.arg)
 
     def _ann_assign(self, node: ast.AnnAssign) -> None:
         if _mentions_scaler_type(node.annotation):
@@ -210,6 +216,13 @@ class _Walker:
             self.facts.deprecated_amp = True
 
     def _assign(self, node) -> None:
+        if isinstance(node.value, (ast.Compare, ast.UnaryOp)) or isinstance(getattr(node, "annotation", None), ast.Name) \
+                and node.annotation.id == "bool":
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Name):
+                    self.bool_names.add(t.id)
+                elif isinstance(t, ast.Attribute):
+                    self.bool_names.add(t.attr)
         if isinstance(node.value, ast.Call) and _last(node.value.func) == "device":
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -276,6 +289,8 @@ class _Walker:
             return v.attr not in _AMP_DTYPES and v.attr != "type" and isinstance(v.value, ast.Name) and v.value.id == "torch"
         if isinstance(v, ast.Name):
             self.name_args.append(v.id)
+            if slot == "dtype":
+                self.dtype_names.append(v.id)
         return False
 
 

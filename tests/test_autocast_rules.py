@@ -505,8 +505,32 @@ def test_amp104_message_and_location():
     source = FN_TEMPLATE.format(fwd='    @torch.amp.custom_fwd(device_type="cuda")\n', bwd="")
     (d,) = findings(source, "AMP104")
     assert d.message == "`Fn.backward` lacks `@custom_bwd` while `forward` is decorated with `@custom_fwd`"
-    assert (d.location.row, d.location.column) == (4, 7)  # the class line
-    assert [r.location.row for r in d.related] == [11]  # the undecorated method
+    assert (d.location.row, d.location.column) == (11, 9)  # the undecorated method's ``def`` line
+    assert [r.location.row for r in d.related] == [4, 7]  # the class, and the decorated forward
+
+
+def test_amp104_inherited_undecorated_method_is_reported_on_the_class():
+    source = src(
+        """
+        import torch
+
+
+        class Base(torch.autograd.Function):
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+
+        class Identity(Base):
+            @staticmethod
+            @torch.amp.custom_fwd(device_type="cuda")
+            def forward(ctx, x):
+                return x.clone()
+        """
+    )
+    (d,) = findings(source, "AMP104")
+    assert d.message == "`Identity.backward` lacks `@custom_bwd` while `forward` is decorated with `@custom_fwd`"
+    assert d.location.row == 10  # ``class Identity``: Base's backward may be right for its other subclasses
 
 
 def test_amp104_no_fix_without_device_type_or_torch():

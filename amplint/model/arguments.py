@@ -102,6 +102,17 @@ def _only(model, func, node, kind: str) -> bool:
     return bool(vals) and all(v.kind == kind for v in vals)
 
 
+def _holds_bool(model, func, node) -> bool:
+    """``node`` only ever holds a truth value (``amp: bool``, ``use_amp = x == "cuda"``)."""
+    if isinstance(node, (cst.Comparison, cst.UnaryOperation)):
+        return bool(model.values.of(func, node)) and all(v.kind == "bool" for v in model.values.of(func, node))
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    vals = model.values.of(func, node)
+    known = [v for v in vals if v.kind != "param"]
+    return bool(known) and all(v.kind == "bool" or v.kind == "literal" and isinstance(v.data, bool) for v in known)
+
+
 def holds_device(model, func, node) -> str | None:
     """``"value"`` when ``node`` only ever holds a ``torch.device``; ``"param"`` when it is a
     parameter every in-file caller hands one (callers elsewhere may not); else None."""
@@ -184,7 +195,7 @@ def _new_autocast(model, site):
     if dt is None:
         return
     dv = literal_value(dt.value)
-    if dt.keyword is None and isinstance(dv, bool):
+    if dt.keyword is None and (isinstance(dv, bool) or _holds_bool(model, site.func, dt.value)):
         pos = [a for a in call.args if a.keyword is None]
         yield Problem("bool_dtype", dt, site.stmt, len(pos) == 2 and arg(call, 99, "enabled") is None, site=site)
         return

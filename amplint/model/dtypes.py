@@ -141,8 +141,17 @@ class Dtypes:
             t = (text or "").lower()
             return any(w in t for w in _SCALER_WORDS)
 
-        return (any(scalerish(p) for f in m.functions for p in f.params) or any(scalerish(c.text) for c in m.calls)
-                or any(scalerish(b.name) for b in m.bindings) or any(scalerish(k) or scalerish(v) for k, v in m.imports.names.items())
+        def other(func, key) -> bool:
+            """``key`` holds only instances of other classes (sklearn's ``StandardScaler()``), or
+            is such a class imported from a data library."""
+            vals = m.values.of_key(func, key)
+            return bool(vals) and all(v.kind == "other" or v.kind == "import" and _data_library(v.data or "")
+                                      for v in vals)
+
+        return (any(scalerish(p) for f in m.functions for p in f.params)
+                or any(scalerish(c.text) and not other(c.func, c.recv if c.recv is not None else c.text) for c in m.calls)
+                or any(scalerish(b.name) and not other(b.func, b.name) for b in m.bindings)
+                or any((scalerish(k) or scalerish(v)) and not _data_library(v) for k, v in m.imports.names.items())
                 or self._calls_scaler_owner())
 
     def _calls_scaler_owner(self) -> bool:
@@ -188,6 +197,15 @@ class Dtypes:
             if r is not None and not self.disabled_here(site.arms, r):
                 out.append(site)
         return out
+
+
+def _data_library(qual: str) -> bool:
+    """An import from a library whose "scalers" rescale data, not losses."""
+    return qual.split(".", 1)[0] in _DATA_LIBRARIES
+
+
+#: libraries whose ``*Scaler`` classes rescale features or targets (sklearn's StandardScaler)
+_DATA_LIBRARIES = frozenset({"sklearn", "cuml", "pyspark", "dask_ml", "sktime", "darts"})
 
 
 def _computes(node) -> bool:

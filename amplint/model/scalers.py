@@ -45,11 +45,20 @@ class ScalerTable:
         self._use = self._use_evidence()
         # local alias -> the scaler key it holds (``scaler = self.scaler``), per function
         self.aliases: dict[FunctionInfo, dict[str, str]] = {}
+        bound: dict[tuple, int] = {}
+        for bnd in builder.bindings:
+            bound[(id(bnd.func), bnd.name)] = bound.get((id(bnd.func), bnd.name), 0) + 1
         for bnd in builder.bindings:
             if bnd.kind not in ("assign", "ann", "walrus") or "." in bnd.name or bnd.unpack:
                 continue
             src = _alias_source(bnd.value)
-            if src is not None and src != bnd.name and self.is_scaler(bnd.func, src):
+            if src is None or src == bnd.name:
+                continue
+            # ``scaler = self.scaler`` of a known scaler; or ``scaler = c.scaler``, the one binding
+            # of a local the function uses as a scaler, of an attribute nothing else names as one
+            # (a field of a parameter's dataclass): the local stands for the attribute
+            if self.is_scaler(bnd.func, src) or (
+                    "." in src and bound[(id(bnd.func), bnd.name)] == 1 and self.is_scaler(bnd.func, bnd.name)):
                 self.aliases.setdefault(bnd.func, {})[bnd.name] = src
 
     # --- constructor recognition -----------------------------------------------------------

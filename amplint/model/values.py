@@ -22,6 +22,7 @@ Kinds of value:
 - ``scaled``: the result of ``S.scale(...)`` (``data``: the scaler's expression key);
 - ``instance`` / ``class`` / ``function``: this file's classes and functions (``data``);
 - ``container``: a list/tuple/dict/set literal (``data``: the literal node);
+- ``bool``: a truth value not known statically (a comparison, ``not x``, an annotation ``bool``);
 - ``param``: a parameter whose value comes from the caller (``data``: its name);
 - ``import``: a module or name bound by an import (``data``: the qualified name);
 - ``unknown``.
@@ -188,6 +189,8 @@ class Values:
             return self._subscript(func, e, depth)
         if t is cst.Await:
             return self.of(func, e.expression, depth)
+        if t is cst.Comparison or t is cst.UnaryOperation and type(e.operator) is cst.Not:
+            return frozenset({Value("bool")})
         v = literal_value(e)
         if v is not NOT_LITERAL:
             return frozenset({Value("literal", v)})
@@ -274,6 +277,8 @@ class Values:
                 out.add(Value("optimizer", None))
             elif qual == T.TORCH_DEVICE:
                 out.add(Value("device", None))
+            elif qual in ("bool", "builtins.bool"):
+                out.add(Value("bool"))
             elif (text[:1].isupper() or "." in qual) and not (qual == text and _AMP_SCALER_NAME.search(text)
                                                               and text.split(".", 1)[0] not in self.classes):
                 # (a name neither imported nor defined here that says GradScaler, ``scaler:

@@ -87,7 +87,8 @@ class CustomFunctionAutocastMismatch(Rule):
     fix_title = "Add `@{decorator}` to `{method}`"
     fix_availability = "sometimes"
     triggers = ("custom_fwd",)
-    reported_on = "the `class` line of the Function (the undecorated method is a related location)"
+    reported_on = ("the `def` line of the undecorated method, or the `class` line when that method is inherited "
+                   "(the class and the decorated partner are related locations)")
 
     def check(self, model) -> Iterable[Finding]:
         from ..model.custom_functions import mismatched_custom_functions
@@ -97,11 +98,14 @@ class CustomFunctionAutocastMismatch(Rule):
             if text is not None:
                 fix = edits.insert_before(target.node, "@" + text,
                                           self.fix_title.format(decorator=text, method=target.name))
+            # on the undecorated method; on the class when that method is inherited (the base's
+            # undecorated method may be right for its other subclasses)
             yield Finding(
-                node=cls.node.name,
+                node=target.node.name if target.cls is cls else cls.node.name,
                 stmt=None,
                 message=self.message.format(cls=cls.name, method=target.name, missing=missing,
                                             partner=partner.name, present=present),
                 fix=fix,
-                related=((target.node.name, f"`{target.name}` has no `@{missing}`"),),
+                related=((cls.node.name, f"the Function `{cls.name}`"),
+                         (partner.node.name, f"`{partner.name}` has `@{present}`")),
             )

@@ -58,8 +58,11 @@ class Calls:
             rkey = self.canon(frame, cs.recv)
             self.observe(frame, "zero_grad", cs.node, cs, None, rkey, states)
             return {self._zero_grad(st, cs.node, rkey) for st in states}
-        if kind == "opt_step" and self.resolve(frame, cs) is not None:
-            kind = "call"  # an optimizer wrapper of this file: its ``step`` is interpreted
+        if kind == "opt_step" and (self.resolve(frame, cs) is not None or self.passes_scaler(frame, cs)):
+            # an optimizer wrapper of this file: its ``step`` is interpreted; a wrapper handed the
+            # scaler (``optimizer.step("generator", scaler=scaler)``; a torch optimizer's step
+            # takes a closure only) steps through it: unknown code that has the scaler
+            kind = "call"
         if kind == "opt_step":
             o = self.canon(frame, cs.recv) or cs.recv
             self.observe(frame, "opt_step", cs.node, cs, None, o, states)
@@ -238,6 +241,10 @@ class Calls:
 
     # --- assignments ---------------------------------------------------------------------------
 
+    def _same_scaler(self, frame, value, ckey: str) -> bool:
+        vkey = expr_key(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        return vkey is not None and (self.canon(frame, vkey) or vkey) == ckey
+
     def assign(self, frame, small: cst.CSTNode, states: set[State]) -> set[State]:
         if isinstance(small, cst.Assign):
             targets = [t.target for t in small.targets]
@@ -246,6 +253,10 @@ class Calls:
         value = getattr(small, "value", None)
         from .interproc import target_heads
 
+        if len(targets) == 1 and isinstance(targets[0], cst.Name) and not isinstance(small, cst.AugAssign):
+            key = targets[0].value
+            if self.is_scaler(frame, key) and self._same_scaler(frame, value, self.canon(frame, key) or key):
+                return states  # ``scaler = c.scaler``: the local stands for the attribute (an alias)
         heads: set[str] = set()
         for t in targets:
             heads |= target_heads(t)

@@ -127,15 +127,15 @@ class Loops(Elements):
                 self.observe(frame, "backedge", s, None, None, None, back, regions=frame.ctx_regions)
                 self.per_iteration_creates(frame, back, s)
             if per_opt:
-                worked = worked or bool(o.normal)
-                if worked and o.cont:
-                    # ``for opt in optimizers: if i != idx: continue; scaler.unscale_(opt)``:
-                    # that every pass skips its optimizer is not what anyone means; the path
-                    # is kept, but as speculative
-                    if untouched is None:
-                        untouched = {frozenset(b.scalers) for b in entry | self.rebind(frame, targets, entry)}
-                    raw = o.normal | {st.with_path(approx=True) if frozenset(st.scalers) in untouched else st
-                                      for st in o.cont}
+                # ``for opt in optimizers: if i != idx: continue; scaler.unscale_(opt)``, ``for name,
+                # opt in opts.items(): if name == "sparse": opt.step() else: scaler.step(opt)``: that
+                # every pass takes the arm that leaves the scaler alone is not what anyone means
+                # (the arms name the elements there are); the path is kept, but as speculative
+                if untouched is None:
+                    untouched = {frozenset(b.scalers) for b in entry | self.rebind(frame, targets, entry)}
+                worked = worked or any(frozenset(st.scalers) not in untouched for st in raw)
+                if worked:
+                    raw = {st.with_path(approx=True) if frozenset(st.scalers) in untouched else st for st in raw}
                 back = {self.next_optimizer(st, canon_variant, canon_assigned) for st in raw}
                 carried |= back
             elif inner:

@@ -5,7 +5,7 @@ from torch.amp import custom_bwd, custom_fwd
 from torch.autograd import Function as AutogradFunction
 
 
-class MatMul(torch.autograd.Function):  # error: AMP104
+class MatMul(torch.autograd.Function):
     @staticmethod
     @torch.amp.custom_fwd(device_type="cuda")
     def forward(ctx, a, b):
@@ -13,14 +13,14 @@ class MatMul(torch.autograd.Function):  # error: AMP104
         return a @ b
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, g):  # error: AMP104
         a, b = ctx.saved_tensors
         return g @ b.t(), a.t() @ g
 
 
-class Scale(AutogradFunction):  # error: AMP104
+class Scale(AutogradFunction):
     @staticmethod
-    def forward(ctx, x, s):
+    def forward(ctx, x, s):  # error: AMP104
         ctx.s = s
         return x * s
 
@@ -43,12 +43,12 @@ class Identity(Base):  # error: AMP104
         return x.clone()
 
 
-class Legacy(torch.autograd.Function):  # error: AMP104
+class Legacy(torch.autograd.Function):
     @staticmethod
     @torch.cuda.amp.custom_fwd  # error: AMP101
     def forward(ctx, x):
         return x * 2
 
     @staticmethod
-    def backward(ctx, g):
+    def backward(ctx, g):  # error: AMP104
         return g * 2
