@@ -25,6 +25,7 @@ from .conditions import Conditions
 from .frames import Frame, Observation, Outs, OverBudget
 from .interproc import Interproc, target_heads
 from .loops import Loops
+from .recreate import Recreations
 from .state import State, widen
 # (statement, state) pairs interpreted per top-level function before the analysis of that function
 # is given up, and per file; the public corpus's most complex function needs about 156,000
@@ -40,7 +41,7 @@ def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-class Flow(Loops, Conditions, Calls, Interproc):
+class Flow(Loops, Conditions, Calls, Recreations, Interproc):
     def __init__(self, model) -> None:
         self.m = model
         self.scalers = model.scalers
