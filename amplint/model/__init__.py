@@ -53,6 +53,7 @@ class AmpModel:
         self.calls = b.calls
         self.assignments = b.assignments
         self.refs = b.refs
+        self.fallback_imports = b.fallback_imports
         self.regions = b.regions
         self.seqs = b.seqs
         self.tests = b.tests

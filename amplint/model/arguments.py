@@ -163,8 +163,11 @@ def autocast_problems(model) -> list[Problem]:
 
 
 def _ambiguous(model, func, name: str) -> bool:
-    """``name`` is bound by several imports (a compatibility fallback): what it is is unknown."""
-    return len({b.qual for b in model.scopes.lookup(func, name) if b.kind == "import"}) > 1
+    """``name`` is bound by several imports: what it is is unknown. A fallback in an ``except
+    ImportError:`` handler does not count (the ``try`` body's import is the one that runs)."""
+    fallback = model.fallback_imports
+    return len({b.qual for b in model.scopes.lookup(func, name)
+                if b.kind == "import" and id(b.node) not in fallback}) > 1
 
 
 def _new_autocast(model, site):

@@ -50,8 +50,10 @@ def never_updates(model, site) -> bool:
     if len(scopes.mro(cls)) < 2 or _subclassed(model, cls):
         return False  # a class of its own is the per-file check's; a base may be completed below
     bindings = scopes.attr(cls, attr)
-    if not bindings or not all(_builds_scaler(b) for b in bindings):
+    if not bindings or not all(_builds_scaler(b) or _handed_in(b) for b in bindings):
         return False
+    if not all(_builds_scaler(b) for b in bindings) and _importers_update(model, bindings):
+        return False  # the code that hands the scaler in may update it itself
     methods = runs(model, cls)
     if site.func not in methods:
         return False
@@ -72,6 +74,29 @@ def _builds_scaler(b) -> bool:
     if isinstance(b.value, cst.Name) and b.value.value == "None":
         return True
     return owner.scalers.ctor_in(b.value) is not None
+
+
+def _handed_in(b) -> bool:
+    """``self.scaler = scaler``: a parameter of ``__init__`` (the constructor's caller built it)."""
+    return (b.func.name == "__init__" and b.kind in ("assign", "ann") and isinstance(b.value, cst.Name)
+            and b.value.value in b.func.params)
+
+
+def _importers_update(model, bindings) -> bool:
+    """A module importing this one, or the one that binds the scaler, updates a scaler itself
+    (``trainer.optimizer_step(); scaler.update()`` in the script that builds the trainer)."""
+    owners = [model] + [getattr(b.func, "owner_model", None) or model for b in bindings]
+    seen: set[int] = set()
+    for owner in owners:
+        if owner.project is None:
+            continue
+        for m in owner.project.importer_models(owner):
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            if any(c.method == "update" and c.recv is not None and m.is_scaler(c.func, c.recv) for c in m.calls):
+                return True
+    return False
 
 
 def _subclassed(model, cls) -> bool:

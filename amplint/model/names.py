@@ -90,7 +90,21 @@ class ImportTable:
         #: (what ``from engine import *`` binds), or None outside a project
         self.star_names = star_names
 
-    def add(self, stmt: cst.Import | cst.ImportFrom) -> None:
+    def add(self, stmt: cst.Import | cst.ImportFrom, fallback: bool = False) -> None:
+        """Record an import; a ``fallback`` one (in an ``except ImportError:`` handler) does not
+        rebind a name the ``try`` body's import already bound."""
+        names = self.names
+        if fallback:
+            self.names = {}
+        try:
+            self._add(stmt)
+        finally:
+            if fallback:
+                added, self.names = self.names, names
+                for k, v in added.items():
+                    names.setdefault(k, v)
+
+    def _add(self, stmt: cst.Import | cst.ImportFrom) -> None:
         if isinstance(stmt, cst.Import):
             for alias in stmt.names:
                 full = module_name(alias.name)

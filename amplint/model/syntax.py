@@ -182,6 +182,10 @@ class Builder:
         self.calls: list[CallSite] = []
         self.assignments: list[Assignment] = []
         self.refs: list[Reference] = []
+        #: import aliases in an ``except ImportError:`` handler (a compatibility fallback: the
+        #: ``try`` body's import is the one a supported torch runs)
+        self.fallback_imports: set[int] = set()
+        self._in_fallback = 0
         self.regions: list[Region] = []
         self.seqs: dict[cst.CSTNode, list[Item]] = {}
         self.eval_patterns = tuple(eval_patterns)
@@ -232,12 +236,12 @@ class Builder:
         self.block(self.module.body, ctx, self.module)
         return top
 
-    def _collect_imports(self, stmts: Iterable[cst.CSTNode]) -> None:
+    def _collect_imports(self, stmts: Iterable[cst.CSTNode], fallback: bool = False) -> None:
         for s in stmts:
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.imports.add(small)
+                        self.imports.add(small, fallback=fallback)
             elif isinstance(s, (cst.If, cst.Try, cst.TryStar, cst.With, cst.FunctionDef, cst.ClassDef, cst.For, cst.While)):
                 for name in ("body", "orelse", "handlers", "finalbody"):
                     part = getattr(s, name, None)
@@ -245,9 +249,9 @@ class Builder:
                         continue
                     if isinstance(part, (list, tuple)):
                         for h in part:
-                            self._collect_imports(_block_body(h))
+                            self._collect_imports(_block_body(h), fallback or bool(_catches_import_error(h)))
                     else:
-                        self._collect_imports(_block_body(part))
+                        self._collect_imports(_block_body(part), fallback)
 
     # --- statements ----------------------------------------------------------------
 
@@ -349,7 +353,10 @@ class Builder:
                 if h.name is not None:
                     self.assign_target(h.name.name, c)
                     self.bind(h.name.name, h.type, "except", c)
+                fallback = _catches_import_error(h)
+                self._in_fallback += fallback
                 self.block(_block_body(h.body), c, h)
+                self._in_fallback -= fallback
             if s.orelse is not None:
                 self.block(_block_body(s.orelse.body), c, s.orelse)
             if s.finalbody is not None:
@@ -436,6 +443,8 @@ class Builder:
     def import_stmt(self, s: cst.Import | cst.ImportFrom, ctx: "_Ctx") -> None:
         if not ctx.func.is_module:
             self.imports.add(s)
+        if self._in_fallback and not isinstance(s.names, cst.ImportStar):
+            self.fallback_imports.update(id(a) for a in s.names)
         if isinstance(s, cst.Import):
             for alias in s.names:
                 full = N.module_name(alias.name)
@@ -1058,3 +1067,15 @@ class _Ctx:
 
     def guard(self, test: cst.CSTNode) -> "_Ctx":
         return self._copy(guards=self.guards + (test,))
+
+
+def _catches_import_error(h: cst.ExceptHandler) -> int:
+    """1 when the handler catches ImportError (or ModuleNotFoundError, alone or in a tuple)."""
+    t = h.type
+    names = t.elements if isinstance(t, cst.Tuple) else [t] if t is not None else []
+    for e in names:
+        v = e.value if isinstance(e, cst.Element) else e
+        if isinstance(v, (cst.Name, cst.Attribute)) and (dotted_text(v) or "").rsplit(".", 1)[-1] in (
+                "ImportError", "ModuleNotFoundError"):
+            return 1
+    return 0

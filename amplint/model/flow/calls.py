@@ -74,6 +74,9 @@ class Calls:
             return out
         if kind in ("torch", "pure", "create"):
             return states
+        classes = self.dispatch_classes(frame.func, cs)
+        if len(classes) > 1:
+            return self.dispatch(frame, cs, classes, states)
         callee = self.resolve(frame, cs)
         if callee is not None:
             fn, self_key, self_cls = callee
@@ -113,6 +116,31 @@ class Calls:
             return live | idle
         # any other method (private helpers, monkey-patched ones) may change the scaler
         return {self.forget(st, s) for st in live} | idle
+
+    def dispatch(self, frame, cs: CallSite, classes: list, states: set[State]) -> set[State]:
+        """A receiver holding objects of several known classes (the hooks of a list, ``trainer =
+        (A if cfg.a else B)(...)``): each path runs one class's method, and which class is a
+        condition of the path (``type(trainer) is A``), so a later call on the same receiver
+        takes the same class; rebinding the receiver (the next hook of the list) forgets it."""
+        key = self.canon(frame, cs.recv) or cs.recv
+        atoms = [f"type({key}) is {cls.name}#{i}" for i, cls in enumerate(classes)]
+        self._relevant_keys.update(atoms)
+        out: set[State] = set()
+        for i, cls in enumerate(classes):
+            mine = set()
+            facts = frozenset((a, j == i) for j, a in enumerate(atoms))
+            for st in states:
+                p = st.path
+                if any((a, not v) in p.assume for a, v in facts):
+                    continue
+                new = facts - p.assume
+                if new:
+                    approx = p.approx or bool(p.dropped and any(a in p.dropped for a, _v in new))
+                    st = st.with_path(assume=p.assume | new, approx=approx)
+                mine.add(st)
+            if mine:
+                out |= self.inline(frame, cs, self.m.scopes.method(cls, cs.method), cs.recv, mine, cls)
+        return out
 
     def _moved(self, states: set[State], move: tuple, fn) -> set[State]:
         """``fn(state, *move)`` for each state; a transition is a pure function of the state and

@@ -52,6 +52,7 @@ class Interproc(Objects):
         self._stored: dict[int, dict[str, str]] = {}
         self._transparency: dict[FunctionInfo, bool] = {}
         self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
+        self._dispatch_memo: dict[tuple, list] = {}
         self._create_obs: dict[cst.CSTNode, object] = {}
         self._run_funcs: dict = {}
         # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)

@@ -20,6 +20,10 @@ _EVENT_CALLS = frozenset({
 })
 
 
+#: the most classes one call on a receiver of several known types is followed into
+MAX_DISPATCH = 8
+
+
 class Objects:
     """Mixin of :class:`~.interpret.Flow` (through :class:`~.interproc.Interproc`)."""
 
@@ -127,6 +131,36 @@ class Objects:
                 return None
             found = cls
         return found
+
+    def dispatch_classes(self, func, cs: CallSite) -> list:
+        """:meth:`typed_classes`, once per call site."""
+        key = (id(func), cs.node)
+        hit = self._dispatch_memo.get(key)
+        if hit is None:
+            hit = self._dispatch_memo[key] = self.typed_classes(func, cs) if cs.recv is not None else []
+        return hit
+
+    def typed_classes(self, func, cs: CallSite) -> list:
+        """Every class a call on a receiver of known types may run the method of, when the value
+        layer knows each value the receiver holds (``for hook in self.hooks: hook.after_step(self)``
+        with ``self.hooks = [GradNormMonitor(), CodebookUsageMonitor()]``); empty when one of them
+        is unknown. At most :data:`MAX_DISPATCH`."""
+        recv = cs.recv_node
+        if cs.method is None or not isinstance(recv, (cst.Name, cst.Attribute)) or (
+                cs.recv or "").split(".", 1)[0] in ("self", "cls"):
+            return []
+        out: list = []
+        for v in self.m.values.of(func, recv):
+            cls = None
+            if v.kind == "instance" and v.data is not None:
+                cls = v.data
+            elif v.kind == "other" and isinstance(v.data, str):
+                cls = self._project_class(func, v.data)
+            if cls is None:
+                return []
+            if self.m.scopes.method(cls, cs.method) is not None and cls not in out:
+                out.append(cls)
+        return out if len(out) <= MAX_DISPATCH else []
 
     def _project_class(self, func, qual: str):
         named = self.m.scopes.classes_named(qual, func)
