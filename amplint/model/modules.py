@@ -63,6 +63,9 @@ def _guard_excuses(model, site, uf) -> bool:
     ``step`` raises."""
     if not guarded(site.func, site.stmt):
         return False
+    if site.arms and all(isinstance(branch, cst.If) and test is not None and _constant(model, site.func, test, i == 0)
+                         for branch, test, i in site.arms):
+        return False  # ``if CFG.half_weights:`` with ``half_weights = True`` in the config class
     if not site.arms or any(not isinstance(branch, cst.If) or test is None for branch, test, _i in site.arms):
         return True
     if any(_INFERENCE_WORDS.search(model.code_for(test)) for _b, test, _i in site.arms):
@@ -77,6 +80,13 @@ def _guard_excuses(model, site, uf) -> bool:
             if a is None or " ".join(model.code_for(a.value).split()) not in tests:
                 return True
     return False
+
+
+def _constant(model, func, test, truth: bool) -> bool:
+    """``test`` only ever holds literals of that truth (a config class's ``half_weights = True``
+    that nothing rebinds)."""
+    vals = model.values.of(func, test)
+    return bool(vals) and all(v.kind == "literal" and bool(v.data) is truth for v in vals)
 
 
 def _is_fp16_conversion(model, site) -> bool:

@@ -76,13 +76,18 @@ class Calls:
             return states
         classes = self.dispatch_classes(frame.func, cs)
         if len(classes) > 1:
-            return self.dispatch(frame, cs, classes, states)
+            return self.dispatch(frame, cs, cs.recv, cs.method, classes, states)
         callee = self.resolve(frame, cs)
         if callee is not None:
             fn, self_key, self_cls = callee
             if self.transparent(fn) and not self.passes_scaler(frame, cs):
                 return self.skip_transparent(frame, fn, self_key, states)
             return self.inline(frame, cs, fn, self_key, states, self_cls)
+        hook = self.hook_call(frame, cs)
+        if hook is not None:
+            classes = self.hook_classes(hook[1])
+            if classes:
+                return self.dispatch(frame, cs, hook[0], hook[1], classes, states)
         return self.unknown_call(frame, cs, states)
 
     # --- the scaler --------------------------------------------------------------------------
@@ -117,12 +122,12 @@ class Calls:
         # any other method (private helpers, monkey-patched ones) may change the scaler
         return {self.forget(st, s) for st in live} | idle
 
-    def dispatch(self, frame, cs: CallSite, classes: list, states: set[State]) -> set[State]:
+    def dispatch(self, frame, cs: CallSite, recv: str, method: str, classes: list, states: set[State]) -> set[State]:
         """A receiver holding objects of several known classes (the hooks of a list, ``trainer =
         (A if cfg.a else B)(...)``): each path runs one class's method, and which class is a
         condition of the path (``type(trainer) is A``), so a later call on the same receiver
         takes the same class; rebinding the receiver (the next hook of the list) forgets it."""
-        key = self.canon(frame, cs.recv) or cs.recv
+        key = self.canon(frame, recv) or recv
         atoms = [f"type({key}) is {cls.name}#{i}" for i, cls in enumerate(classes)]
         self._relevant_keys.update(atoms)
         out: set[State] = set()
@@ -139,7 +144,7 @@ class Calls:
                     st = st.with_path(assume=p.assume | new, approx=approx)
                 mine.add(st)
             if mine:
-                out |= self.inline(frame, cs, self.m.scopes.method(cls, cs.method), cs.recv, mine, cls)
+                out |= self.inline(frame, cs, self.m.scopes.method(cls, method), recv, mine, cls)
         return out
 
     def _moved(self, states: set[State], move: tuple, fn) -> set[State]:

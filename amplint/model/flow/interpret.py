@@ -24,6 +24,7 @@ from .atoms import amp_switch
 from .conditions import Conditions
 from .frames import Frame, Observation, Outs, OverBudget
 from .interproc import Interproc, target_heads
+from .hooks import Hooks
 from .loops import Loops
 from .recreate import Recreations
 from .state import State, widen
@@ -41,7 +42,7 @@ def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-class Flow(Loops, Conditions, Calls, Recreations, Interproc):
+class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
     def __init__(self, model) -> None:
         self.m = model
         self.scalers = model.scalers

@@ -53,6 +53,7 @@ class Interproc(Objects):
         self._transparency: dict[FunctionInfo, bool] = {}
         self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
         self._dispatch_memo: dict[tuple, list] = {}
+        self._hook_memo: dict[str, list] = {}
         self._create_obs: dict[cst.CSTNode, object] = {}
         self._run_funcs: dict = {}
         # root-space keys an object keeps for another one (``w.grad_scaler`` -> ``scaler``)
@@ -334,7 +335,8 @@ class Interproc(Objects):
     def _bind(self, frame, env: dict, scaler_params: set, param: str, value: cst.BaseExpression) -> None:
         key = expr_key(value)
         if key is None:
-            env[param] = f"?{id(value)}"
+            # a constant string stays itself (``self._fire("on_after_backward")``: the hook name)
+            env[param] = value.value if isinstance(value, cst.SimpleString) else f"?{id(value)}"
             return
         env[param] = self.canon(frame, key) or key
         if self.is_scaler(frame, key):

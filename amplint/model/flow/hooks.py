@@ -1,0 +1,94 @@
+"""Hooks called by name: a runner's ``for cb in self.callbacks: getattr(cb, event)(self)`` (the
+event a constant its caller passes) or ``for hook in self.hooks: hook.after_backward(self)``,
+where the hook objects come from code the flow cannot see (the runner's constructor argument).
+The classes of the analysed modules that override that method of a base class that also has it
+(a ``Callback`` base with no-op hooks) are the candidates: each path runs one of them, and which
+one is a condition of the path (see :meth:`~.calls.Calls.dispatch`)."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..structure import CallSite
+from ..syntax import expr_key
+
+#: the most hook classes one call is followed into
+MAX_HOOK_CLASSES = 8
+#: what hook methods are called (``on_after_backward``, ``before_optimizer_step``,
+#: ``after_train_iter``): a method called by name through ``getattr`` is one whatever its name
+_HOOK_NAME = re.compile(r"(on|before|after)_|.*_hook$|.*_(begin|end|start)$")
+
+
+class Hooks:
+    """Mixin of :class:`~.interpret.Flow`: calls of hooks by name."""
+
+    def hook_call(self, frame, cs: CallSite) -> tuple[str, str] | None:
+        """``(receiver key, method name)`` of a hook call on an object of a loop over hooks:
+        ``getattr(R, "name")(...)`` (or the name a constant argument of the caller binds), or
+        ``R.name(...)`` with ``R`` the target of a ``for`` of this function."""
+        f = cs.node.func
+        if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and len(f.args) == 2 \
+                and all(a.keyword is None and not a.star for a in f.args):
+            recv = expr_key(f.args[0].value)
+            name = _constant_name(frame, f.args[1].value)
+            if recv is None or name is None or not self._loop_target(frame.func, recv):
+                return None
+            return recv, name
+        if cs.recv is not None and cs.method is not None and "." not in cs.recv and _HOOK_NAME.match(cs.method) \
+                and self._loop_target(frame.func, cs.recv):
+            return cs.recv, cs.method
+        return None
+
+    def _loop_target(self, func, name: str) -> bool:
+        return any(b.kind == "for" for b in self.m.scopes.local(func, name))
+
+    def hook_classes(self, name: str) -> list:
+        """The classes of the analysed modules whose ``name`` overrides a base class's ``name``,
+        and those bases; empty when no class overrides it, or more than :data:`MAX_HOOK_CLASSES`."""
+        hit = self._hook_memo.get(name)
+        if hit is None:
+            out: list = []
+            scopes = self.m.scopes
+            for cls in self._visible_classes():
+                if name not in cls.methods:
+                    continue
+                bases = [b for b in scopes.mro(cls)[1:] if name in b.methods]
+                if bases:
+                    for c in [cls] + bases:
+                        if c not in out:
+                            out.append(c)
+            hit = self._hook_memo[name] = out if 1 < len(out) <= MAX_HOOK_CLASSES else []
+        return hit
+
+    def _visible_classes(self) -> list:
+        """The classes of the analysed modules, and the project classes they import by name (the
+        callbacks a training script builds and hands to the runner)."""
+        models = list(getattr(self.m, "models", [self.m]))
+        out = [c for m in models for c in m.classes]
+        for m in models:
+            link = getattr(m, "project", None)
+            if link is None:
+                continue
+            for local, qual in m.imports.names.items():
+                if not local[:1].isupper():
+                    continue
+                hit = link.symbol(qual)
+                if hit is not None and hasattr(hit[1], "methods") and hit[1] not in out:
+                    out.append(hit[1])
+        return out
+
+    _hook_memo: dict
+
+
+def _constant_name(frame, node) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        text = node.value
+    elif isinstance(node, cst.Name):
+        text = frame.env.get(node.value, "")
+    else:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and text[1:-1].isidentifier():
+        return text[1:-1]
+    return None

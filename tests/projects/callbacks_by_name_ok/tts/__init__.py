@@ -1,0 +1,2 @@
+from .callbacks import Callback, GradClipCallback, LossLogger
+from .engine import Engine
