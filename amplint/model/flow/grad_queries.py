@@ -45,6 +45,7 @@ def _scaled_at_clip(model, obs, states):
     """``(scaler key, the backward that scaled)`` when some exact path reaches the clip with the
     gradients of the scaler owning the clipped parameters still scaled."""
     owners = model.grad_owners(obs.site)
+    hits = set()
     for st in states:
         if st.speculative:
             continue
@@ -58,8 +59,17 @@ def _scaled_at_clip(model, obs, states):
                 continue  # the same name in several calling contexts, unscaled in one: not this clip's
             scaled = mine or scaled
         if scaled:
-            return scaled[0], dict(st.scalers)[scaled[0]].grads[1]
-    return None
+            hits.add((scaled[0], dict(st.scalers)[scaled[0]].grads[1]))
+    if not hits:
+        return None
+    # the same answer whatever order the states come in: the first scaler by name, then the
+    # earliest backward
+    return min(hits, key=lambda h: (h[0], _order(model, h[1])))
+
+
+def _order(model, node) -> int:
+    site = model.call_of.get(node)
+    return site.order if site is not None else -1
 
 
 def helper_clips_on_scaled_grads(model) -> list:

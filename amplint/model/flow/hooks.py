@@ -1,13 +1,11 @@
 """Hooks called by name: a runner's ``for cb in self.callbacks: getattr(cb, event)(self)`` (the
-event a constant its caller passes) or ``for hook in self.hooks: hook.after_backward(self)``,
-where the hook objects come from code the flow cannot see (the runner's constructor argument).
+event a constant its caller passes), where the hook objects come from code the flow cannot see
+(the runner's constructor argument).
 The classes of the analysed modules that override that method of a base class that also has it
 (a ``Callback`` base with no-op hooks) are the candidates: each path runs one of them, and which
 one is a condition of the path (see :meth:`~.calls.Calls.dispatch`)."""
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 
@@ -16,18 +14,17 @@ from ..syntax import expr_key
 
 #: the most hook classes one call is followed into
 MAX_HOOK_CLASSES = 8
-#: what hook methods are called (``on_after_backward``, ``before_optimizer_step``,
-#: ``after_train_iter``): a method called by name through ``getattr`` is one whatever its name
-_HOOK_NAME = re.compile(r"(on|before|after)_|.*_hook$|.*_(begin|end|start)$")
 
 
 class Hooks:
     """Mixin of :class:`~.interpret.Flow`: calls of hooks by name."""
 
     def hook_call(self, frame, cs: CallSite) -> tuple[str, str] | None:
-        """``(receiver key, method name)`` of a hook call on an object of a loop over hooks:
-        ``getattr(R, "name")(...)`` (or the name a constant argument of the caller binds), or
-        ``R.name(...)`` with ``R`` the target of a ``for`` of this function."""
+        """``(receiver key, method name)`` of a hook called by name on the target of a ``for`` of
+        this function: ``getattr(R, "name")(...)``, or the name a constant argument of the
+        caller binds. (``R.on_backward(...)`` on an object of unknown class stays unknown code: a
+        union over every class with that hook loses what the hook returns, allennlp's
+        ``backward_called``, and made false findings.)"""
         f = cs.node.func
         if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and len(f.args) == 2 \
                 and all(a.keyword is None and not a.star for a in f.args):
@@ -36,9 +33,6 @@ class Hooks:
             if recv is None or name is None or not self._loop_target(frame.func, recv):
                 return None
             return recv, name
-        if cs.recv is not None and cs.method is not None and "." not in cs.recv and _HOOK_NAME.match(cs.method) \
-                and self._loop_target(frame.func, cs.recv):
-            return cs.recv, cs.method
         return None
 
     def _loop_target(self, func, name: str) -> bool:
