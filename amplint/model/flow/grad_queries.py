@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .monitors import value
-from .observed import _obs, display_key
+from .observed import _obs, display_key, source_order
 from .state import SCALED
 
 
@@ -64,12 +64,7 @@ def _scaled_at_clip(model, obs, states):
         return None
     # the same answer whatever order the states come in: the first scaler by name, then the
     # earliest backward
-    return min(hits, key=lambda h: (h[0], _order(model, h[1])))
-
-
-def _order(model, node) -> int:
-    site = model.call_of.get(node)
-    return site.order if site is not None else -1
+    return min(hits, key=lambda h: (h[0], source_order(model, h[1])))
 
 
 def helper_clips_on_scaled_grads(model) -> list:

@@ -18,3 +18,10 @@ def display_key(key: str | None) -> str:
     if "#" in key:
         key = key.rsplit("#", 1)[-1].split(".", 1)[-1]
     return key
+
+
+def source_order(model, node) -> int:
+    """The evaluation order of a call node among the module's calls (-1 when not a call): ties
+    between hits broken the same way whatever order the states come in."""
+    site = model.call_of.get(node)
+    return site.order if site is not None else -1

@@ -12,7 +12,7 @@ from ..syntax import expr_key
 from .eval_queries import eval_context, in_eval_code, scaler_calls_in_eval
 from .grad_queries import clips_on_scaled_grads, helper_clips_on_scaled_grads
 from .monitors import value
-from .observed import _obs, display_key
+from .observed import _obs, display_key, source_order
 from .state import CLEAN, READY, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS
 
 # --- AMP001 ------------------------------------------------------------------------------------
@@ -224,14 +224,9 @@ def unscale_after_unscale(model) -> list:
                 hits.add(hit)
         if hits:
             # the same answer whatever order the states come in: an earlier unscale_ first
-            stage, prior = min(hits, key=lambda h: (h[0] != UNSCALED, _order(model, h[1])))
+            stage, prior = min(hits, key=lambda h: (h[0] != UNSCALED, source_order(model, h[1])))
             found[id(obs.node)] = (obs, stage, prior)
     return list(found.values())
-
-
-def _order(model, node) -> int:
-    site = model.call_of.get(node)
-    return site.order if site is not None else -1
 
 
 # --- AMP006 / AMP007 ---------------------------------------------------------------------------
