@@ -394,8 +394,8 @@ class Linter:
                 errors.append(f"{name}: internal error in {rule.code} ({rule.name}): {type(e).__name__}: {e}")
         self.last_dependencies = link.cache.dependencies(model) if link is not None else []
         unused_noqa = UNUSED_NOQA in self.settings.enabled
-        given_up = [f"{name}: `{func.name}` is too complex to follow (deeply nested loops): the sequencing rules "
-                    "skip it" for func in (model._flow.abandoned if model._flow is not None else ())]
+        given_up = [f"{name}: `{func.name}` is too complex to follow ({why}): the sequencing rules skip it"
+                    for func, why in (model._flow.abandoned if model._flow is not None else ())]
         from . import noqa as noqa_mod
 
         if not findings and not unused_noqa:

@@ -10,6 +10,10 @@ the same run. Shapes:
 - ``unscale_calls``: one step function with N optimizers: N ``scaler.unscale_`` calls, N clips,
   N ``scaler.step`` calls;
 - ``branches``: one function with N ``if`` branches each holding a protocol call;
+- ``step_branches``: one loop with N ``if/elif/else`` groups, a ``step``, an ``update`` and an
+  ``unscale_`` in each (3^N paths; the states kept per point shrink past 128 calls, and a function
+  of over 1,000 calls is given up with a warning);
+- ``scalers``: N GradScalers built at module level (each a scaler of every later path);
 - ``functions``: N training functions in one file (the per-file flow budget);
 - ``cells``: a notebook of N cells, every tenth one a step without update (findings in many cells);
 - ``literal``: a constant table of N numbers on one line; ``literal_rows``: a dict literal of N
@@ -23,7 +27,7 @@ A file with more syntax nodes than ``max-file-size`` allows (one per 28 bytes) i
 with a warning: the ``analysed`` column says which inputs were.
 
 ``--check`` exits 1 unless every input under max-file-size finishes in under 5 s and 500 MB and
-4x the protocol calls costs at most 5x the time of 1x. Numbers, not tests: see docs/performance.md.
+4x the protocol calls (``unscale_calls``, ``step_branches``) costs at most 5x the time of 1x. Numbers, not tests: see docs/performance.md.
 """
 
 from __future__ import annotations
@@ -61,6 +65,20 @@ def branches(n: int) -> tuple[str, str]:
                  "            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"]
     body += ["        scaler.step(opt)", "        scaler.update()"]
     return "t.py", HEADER + "\n".join(body) + "\n"
+
+
+def step_branches(n: int) -> tuple[str, str]:
+    body = ["scaler = torch.amp.GradScaler('cuda')", "for x, y in loader:", "    scaler.scale(model(x, y)).backward()"]
+    for i in range(n):
+        body += [f"    if c{i}:", "        scaler.step(opt)", f"    elif d{i}:", "        scaler.update()", "    else:",
+                 "        scaler.unscale_(opt)"]
+    return "t.py", HEADER + "\n".join(body) + "\n"
+
+
+def scalers(n: int) -> tuple[str, str]:
+    loop = ("scaler = torch.amp.GradScaler('cuda')\nfor x in loader:\n    scaler.scale(model(x)).backward()\n"
+            "    scaler.step(opt)\n")
+    return "t.py", HEADER + loop + "".join(f"s{i} = torch.amp.GradScaler('cuda')\n" for i in range(n))
 
 
 def functions(n: int) -> tuple[str, str]:
@@ -133,6 +151,8 @@ def scaled_names(n: int) -> tuple[str, str]:
 SHAPES = {
     "unscale_calls": (unscale_calls, [16, 32, 64, 128]),
     "branches": (branches, [50, 100, 200, 400]),
+    "step_branches": (step_branches, [80, 160, 320, 2000]),
+    "scalers": (scalers, [500, 1000, 2000, 8000]),
     "functions": (functions, [50, 100, 200, 400]),
     "cells": (cells, [500, 1000, 2000, 4000]),
     "literal": (literal, [50_000, 100_000, 200_000]),
@@ -218,12 +238,13 @@ def main() -> int:
             failures.append(r)
         print(f"{r['shape']:<14} {r['n']:>8} {size:>10} {r['seconds']:>7.2f}s {r['ratio']:>5.1f}x {r['peak_mb']:>6.0f}MB"
               f" {r['exit']:>4} {'yes' if r['analysed'] else 'no':>8}{mark}")
-    proto = [r for r in rows if r["shape"] == "unscale_calls"]
-    if len(proto) >= 3:
-        r4 = proto[2]["seconds"] / proto[0]["seconds"]
-        print(f"unscale_calls: 4x the calls ({proto[0]['n']} -> {proto[2]['n']}) costs {r4:.1f}x the time (bound: 5x)")
-        if r4 > 5:
-            failures.append(proto[2])
+    for shape in ("unscale_calls", "step_branches"):  # the shapes whose N counts protocol calls
+        proto = [r for r in rows if r["shape"] == shape]
+        if len(proto) >= 3:
+            r4 = proto[2]["seconds"] / proto[0]["seconds"]
+            print(f"{shape}: 4x the calls ({proto[0]['n']} -> {proto[2]['n']}) costs {r4:.1f}x the time (bound: 5x)")
+            if r4 > 5:
+                failures.append(proto[2])
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 1 if args.check and failures else 0

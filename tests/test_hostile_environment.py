@@ -229,6 +229,48 @@ def test_deeply_nested_loops_stay_fast(tmp_path):
     assert b"`f` is too complex to follow (deeply nested loops)" in p.stderr
 
 
+def test_a_function_with_thousands_of_protocol_calls_is_given_up_with_a_warning(tmp_path):
+    # generated code: 3^N paths through N if/elif/else groups; 1000 groups took 6 s to follow
+    lines = ["import torch", "scaler = torch.amp.GradScaler('cuda')", "for x in loader:",
+             "    scaler.scale(model(x)).backward()"]
+    for i in range(400):
+        lines += [f"    if c{i}:", "        scaler.step(opt)", f"    elif d{i}:", "        scaler.update()", "    else:",
+                  "        scaler.unscale_(opt)"]
+    (tmp_path / "t.py").write_text("\n".join(lines) + "\n")
+    p = amplint("--isolated", "--no-cache", "t.py", cwd=tmp_path, timeout=60)
+    no_traceback(p)
+    assert b"`<module>` is too complex to follow (1,201 GradScaler calls)" in p.stderr
+    assert p.returncode == 0
+
+
+def test_many_branches_of_protocol_calls_are_followed_with_fewer_states(tmp_path):
+    # 300 groups (900 calls): followed, each point keeping fewer states than in a training step
+    lines = ["import torch", "scaler = torch.amp.GradScaler('cuda')", "for x in loader:",
+             "    scaler.scale(model(x)).backward()"]
+    for i in range(300):
+        lines += [f"    if c{i}:", "        scaler.step(opt)", f"    elif d{i}:", "        scaler.update()", "    else:",
+                  "        scaler.unscale_(opt)"]
+    (tmp_path / "t.py").write_text("\n".join(lines) + "\n")
+    p = amplint("--isolated", "--no-cache", "--output-format", "concise", "t.py", cwd=tmp_path, timeout=60)
+    no_traceback(p)
+    assert b"too complex" not in p.stderr
+    # the second group's update can follow the first group's update: no step or unscale_ between
+    assert b"t.py:14:9: AMP006" in p.stdout
+    # and its unscale_ can follow the first group's unscale_ with no update between
+    assert b"t.py:16:9: AMP005" in p.stdout
+
+
+def test_scalers_past_the_bound_are_not_followed_and_the_first_ones_still_are(tmp_path):
+    # 3000 module-level scalers took 7 s and 510 MB (each new one copied the state's scaler table)
+    lines = ["import torch", "scaler = torch.amp.GradScaler('cuda')"]
+    lines += [f"s{i} = torch.amp.GradScaler('cuda')" for i in range(3000)]
+    lines += ["for x in loader:", "    scaler.scale(model(x)).backward()", "    scaler.step(opt)"]
+    (tmp_path / "t.py").write_text("\n".join(lines) + "\n")
+    p = amplint("--isolated", "--no-cache", "--output-format", "concise", "t.py", cwd=tmp_path, timeout=60)
+    no_traceback(p)
+    assert p.returncode == 1 and b"t.py:3005:5: AMP001" in p.stdout
+
+
 def test_loops_nested_as_deep_as_real_code_are_followed(tmp_path):
     # the public corpus nests at most five loops in one function
     lines = ["import torch", "def f(model, o, r):", "    scaler = torch.amp.GradScaler('cuda')"]

@@ -117,6 +117,24 @@ def test_widen_with_preferred_conditions_is_bounded_and_above_its_input(states_i
     assert covered(set(states_in), out)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.sets(states(), min_size=1, max_size=40), st.integers(min_value=1, max_value=12))
+def test_widen_with_a_lower_cap_is_bounded_by_it_and_above_its_input(states_in, cap):
+    out = widen(set(states_in), keep_key=lambda k: k == "use_amp", relevant=frozenset({"use_amp", "args.clip"}), cap=cap)
+    assert 1 <= len(out) <= cap
+    assert covered(set(states_in), out)
+
+
+def test_the_state_cap_shrinks_only_in_functions_with_more_protocol_calls_than_training_code():
+    from amplint.model.flow.interpret import MANY_PROTOCOL_CALLS, state_cap
+
+    assert state_cap(0) == state_cap(MANY_PROTOCOL_CALLS) == MAX_STATES
+    caps = [state_cap(n) for n in range(MANY_PROTOCOL_CALLS, 20 * MANY_PROTOCOL_CALLS, 50)]
+    assert caps == sorted(caps, reverse=True) and caps[-1] == 8
+    # the work per statement (states times calls) stays linear in the calls
+    assert all(state_cap(n) * n <= MAX_STATES * MANY_PROTOCOL_CALLS for n in range(MANY_PROTOCOL_CALLS, 700))
+
+
 def test_widen_forgets_unrelated_conditions_before_the_preferred_ones():
     """Over the bound, the conditions neither AMP switches nor preferred (those choosing
     between arms with protocol events) are forgotten first; a preferred one stays known, and is

@@ -329,7 +329,11 @@ class AmpModel:
         return P.disabled_scalers(self)
 
     def guards_stage(self, func) -> bool:
-        return P.guards_stage(self, func)
+        memo = self.__dict__.setdefault("_guards_stage", {})
+        hit = memo.get(func)
+        if hit is None:
+            hit = memo[func] = P.guards_stage(self, func)
+        return hit
 
     def optimizer_steps_through(self, site, key: str) -> bool:
         return P.optimizer_steps_through(self, site, key)

@@ -21,6 +21,9 @@ from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, STEPPED, UNSCALED, UNSCA
 
 #: the most names bound to ``S.scale(...)`` one path follows (see :meth:`Calls.assign`)
 MAX_SCALED_NAMES = 16
+#: more scalers on one path than any training script holds (generated code): the ones beyond
+#: are not followed, and the path is approximate (each new scaler would copy the state)
+MAX_SCALERS = 64
 _HARMLESS_BASES = frozenset({"", "object", "ABC", "abc.ABC", "Generic", "Protocol", "nn.Module", "torch.nn.Module", "Module"})
 
 
@@ -163,6 +166,8 @@ class Calls:
         return out
 
     def forget(self, st: State, s: str) -> State:
+        if _saturated(st, s):
+            return st.with_path(approx=True)
         return announce(st.with_facts(s, LOST), "forget", scaler=s)
 
     def backward(self, frame, cs: CallSite, tensor, states: set[State]) -> set[State]:
@@ -318,13 +323,18 @@ class Calls:
                 if ctor is not None:
                     self.created(frame, ckey, ctor, cur)
                     depth = self._loop_depth
-                    cur = {announce(self.forget(st, ckey).with_facts(ckey, FRESH), "create", scaler=ckey, node=ctor,
-                                    depth=depth) for st in cur}
+                    cur = {st.with_path(approx=True) if _saturated(st, ckey)
+                           else announce(self.forget(st, ckey).with_facts(ckey, FRESH), "create", scaler=ckey, node=ctor,
+                                         depth=depth) for st in cur}
                 elif ckey in self.elements:
                     cur = {self.take_element(st, ckey) for st in cur}
                 elif not (isinstance(value, cst.Name) and value.value == "None"):
                     cur = {self.forget(st, ckey) for st in cur}
         return cur
+
+
+def _saturated(st: State, s: str) -> bool:
+    return len(st.scalers) >= MAX_SCALERS and not st.has(s)
 
 
 def _scale_receiver(tensor) -> str | None:

@@ -27,11 +27,29 @@ from .interproc import Interproc, target_heads
 from .hooks import Hooks
 from .loops import Loops
 from .recreate import Recreations
-from .state import State, widen
+from .state import MAX_STATES, State, widen
 # (statement, state) pairs interpreted per top-level function before the analysis of that function
 # is given up, and per file; the public corpus's most complex function needs about 156,000
 MAX_STEPS = 600_000
 MAX_FILE_STEPS = 2_000_000
+#: more GradScaler calls in one function than any training step makes (generated code)
+MANY_PROTOCOL_CALLS = 128
+_PROTOCOL_METHODS = frozenset({"scale", "unscale_", "step", "update"})
+
+
+#: past this many GradScaler calls a function is not followed at all (generated code; a warning)
+MAX_PROTOCOL_CALLS = 1000
+
+
+def protocol_calls(func: FunctionInfo) -> int:
+    return sum(1 for cs in func.calls if cs.method in _PROTOCOL_METHODS)
+
+
+def state_cap(n: int) -> int:
+    """The states kept per program point in a function with ``n`` protocol calls:
+    :data:`~.state.MAX_STATES`, fewer past :data:`MANY_PROTOCOL_CALLS`, so that the work stays
+    linear in its size (each widening forgets more branch outcomes, never a protocol fact)."""
+    return MAX_STATES if n <= MANY_PROTOCOL_CALLS else max(8, MAX_STATES * MANY_PROTOCOL_CALLS // n)
 
 
 def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -56,7 +74,7 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
         self._touch_memo: dict = {}
         self._budget = MAX_STEPS
         self._file_budget = MAX_FILE_STEPS
-        self.abandoned: list[FunctionInfo] = []  # functions too complex to follow (no findings)
+        self.abandoned: list[tuple[FunctionInfo, str]] = []  # functions too complex to follow (no findings), why
         self.unconverged: list[cst.CSTNode] = []  # loops whose head did not stabilise
         self._init_interproc()
         self._init_calls()
@@ -72,12 +90,17 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
         roots = [(func, None) for func in self.m.relevant_functions() if self.may_touch_scaler(func)] + self.virtual
         self.root_set = {func for func, self_cls in roots if self_cls is None}
         for func, self_cls in roots:
+            calls = protocol_calls(func)
+            if calls > MAX_PROTOCOL_CALLS:
+                self.abandoned.append((func, f"{calls:,} GradScaler calls"))
+                continue
             frame = self.root_frame(func)
             if self_cls is not None:
                 frame.self_cls = self_cls
             mark = len(self.observations)
             self._move_memo.clear()
             self._budget = min(MAX_STEPS, self._file_budget)
+            self._max_states = state_cap(calls)
             start = self._budget
             try:
                 self.block(frame, func.body, self.entry_states(func))
@@ -87,7 +110,7 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
                 for obs in self.observations[mark:]:
                     self._obs_index.pop(_obs_key(obs), None)
                 del self.observations[mark:]
-                self.abandoned.append(func)
+                self.abandoned.append((func, "deeply nested loops"))
             self._file_budget -= start - max(self._budget, 0)
 
     #: the functions analysed as roots of their own (plain functions, no subclass)
@@ -108,10 +131,13 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
         return obs
 
     def widen(self, states: set[State]) -> set[State]:
-        out = widen(states, amp_switch, self._relevant_keys, self._guarding_key)
+        out = widen(states, amp_switch, self._relevant_keys, self._guarding_key, self._max_states)
         if out is not states:
             self.widened += 1
         return out
+
+    #: the states kept per program point in the root followed now (:func:`state_cap`)
+    _max_states = MAX_STATES
 
     #: how many widenings merged states so far (what a path leads to depends on its company)
     widened = 0

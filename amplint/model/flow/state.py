@@ -308,7 +308,7 @@ def prune(states: set[State]) -> set[State]:
     return out
 
 
-def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None) -> set[State]:
+def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None, cap: int = MAX_STATES) -> set[State]:
     """Bound a set of states: first merge states that differ only in how they were reached,
     then (over :data:`MAX_STATES`) forget branch outcomes that are neither AMP switches
     (``keep_key``) nor ``prefer``-red (conditions that choose between arms with protocol
@@ -316,18 +316,18 @@ def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None) 
     into one state. Each step returns a set every input state is below, so loops iterated with
     it converge."""
     states = _merge_flags(states)
-    if len(states) <= MAX_STATES:
+    if len(states) <= cap:
         return states
     if prefer is not None and keep_key is not None:
         stripped = _same_dropped({_strip_assume(st, lambda k: keep_key(k) or prefer(k), relevant) for st in states})
-        if len(stripped) <= MAX_STATES:
+        if len(stripped) <= cap:
             return stripped
         states = stripped
     stripped = _same_dropped({_strip_assume(st, keep_key, relevant) for st in states})
-    if len(stripped) <= MAX_STATES:
+    if len(stripped) <= cap:
         return stripped
     stripped = _same_dropped({_strip_assume(st, None, relevant) for st in stripped})
-    if len(stripped) <= MAX_STATES:
+    if len(stripped) <= cap:
         return stripped
     return {join_all(stripped)}
 
