@@ -35,8 +35,12 @@ _RECURSION_LIMIT = 12000
 # stays far below (the longest chain of the public corpus's AMP files has 12 links)
 MAX_CHAIN = 1000
 #: a file is analysed when it has at most one syntax node (a constant literal counting as one) per
-#: this many bytes of ``max-file-size``: 74,898 nodes under the default 2 MB, a megabyte of dense code
-BYTES_PER_NODE = 28
+#: this many bytes of ``max-file-size``: 40,329 nodes under the default 2 MB, about half a megabyte
+#: of dense real code (10-15 bytes a node; the largest training module of the corpus has 16,025,
+#: its largest AMP file 38,345). The costliest inputs (many small training functions in one file,
+#: bench/shapes.py; torch's distributed_test.py) take about 100 us a node, parse and analysis, so
+#: the limit keeps every file under 5 s on a slow machine
+BYTES_PER_NODE = 52
 
 
 class Source(Record):
@@ -293,7 +297,7 @@ class Linter:
                 return result
         node_limit = self.settings.max_file_size // BYTES_PER_NODE
         if f.nodes > node_limit:
-            # LibCST and the model need about 5-6 KB and 60 us per node (bench/shapes.py): past
+            # LibCST and the model need about 5-6 KB and up to 105 us per node (bench/shapes.py): past
             # this, a file under the byte limit would still cost over 5 s and 500 MB
             result.warnings.append(
                 f"{name}: not analysed: {f.nodes:,} syntax nodes is over the {node_limit:,} that `max-file-size` "

@@ -2,10 +2,11 @@
 
     python bench/shapes.py [--shape NAME ...] [--runs 1] [--check]
 
-Each shape is a family of generated inputs at 1x, 2x and 4x (and more where the interesting size
-is larger); each input is linted by a fresh ``amplint --no-cache --isolated`` process whose wall
-time and peak RSS (``wait4``) are printed, with the time ratio against the shape's 1x input of
-the same run. Shapes:
+Each shape is a family of generated inputs at 1x, 2x and 4x, and one more near the node limit
+below (the costliest input of that shape that is still analysed) or past the protocol-call
+bound; each input is linted by a fresh ``amplint --no-cache --isolated`` process whose wall time
+and peak RSS (``wait4``) are printed, with the time ratio against the shape's 1x input of the
+same run. Shapes:
 
 - ``unscale_calls``: one step function with N optimizers: N ``scaler.unscale_`` calls, N clips,
   N ``scaler.step`` calls;
@@ -23,7 +24,7 @@ the same run. Shapes:
 - ``dict_calls``: a dict of N ``"k": scaler.scale(i)`` entries (the most nodes per byte);
 - ``scaled_names``: N names bound to ``scaler.scale(...)`` in one path (each used to copy the set).
 
-A file with more syntax nodes than ``max-file-size`` allows (one per 28 bytes) is not analysed,
+A file with more syntax nodes than ``max-file-size`` allows (one per 52 bytes) is not analysed,
 with a warning: the ``analysed`` column says which inputs were.
 
 ``--check`` exits 1 unless every input under max-file-size finishes in under 5 s and 500 MB and
@@ -149,17 +150,17 @@ def scaled_names(n: int) -> tuple[str, str]:
 
 
 SHAPES = {
-    "unscale_calls": (unscale_calls, [16, 32, 64, 128]),
-    "branches": (branches, [50, 100, 200, 400]),
+    "unscale_calls": (unscale_calls, [16, 32, 64, 128, 1600]),
+    "branches": (branches, [50, 100, 200, 400, 3400]),
     "step_branches": (step_branches, [80, 160, 320, 2000]),
-    "scalers": (scalers, [500, 1000, 2000, 8000]),
-    "functions": (functions, [50, 100, 200, 400]),
+    "scalers": (scalers, [500, 1000, 2000, 5700]),
+    "functions": (functions, [50, 100, 200, 400, 740]),
     "cells": (cells, [500, 1000, 2000, 4000]),
     "literal": (literal, [50_000, 100_000, 200_000]),
     "literal_rows": (literal_rows, [10_000, 20_000, 40_000]),
-    "dense_code": (dense_code, [250, 500, 1000, 1900]),
-    "dict_calls": (dict_calls, [2_500, 5_000, 10_000, 20_000]),
-    "scaled_names": (scaled_names, [500, 1_000, 2_000, 8_000]),
+    "dense_code": (dense_code, [125, 250, 500, 1000]),
+    "dict_calls": (dict_calls, [2_000, 4_000, 8_000, 20_000]),
+    "scaled_names": (scaled_names, [500, 1_000, 2_000, 6_700]),
     "oversize": (None, [10, 100, 400]),
 }
 

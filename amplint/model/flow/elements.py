@@ -31,9 +31,9 @@ class Elements:
         """Scaler keys the loop binds to one element of a container per pass -> the key of that
         container's elements (``scalers[*]``); the container must be a name or attribute."""
         sources = _element_sources(s.target, s.iter)
-        for b in self.m.bindings:
+        for b in self.loop_bindings(s):
             # ``scaler = scalers[name]``, ``scaler = scalers.get(name)`` with a variant key
-            if b.func is frame.func and s in b.loops and b.kind == "assign" and not b.unpack and b.name in variant:
+            if b.func is frame.func and b.kind == "assign" and not b.unpack and b.name in variant:
                 v = b.value
                 if isinstance(v, cst.Subscript) and mentions(v.slice[0] if v.slice else v, variant):
                     sources.setdefault(b.name, v.value)

@@ -218,10 +218,25 @@ class Loops(Elements):
             seen.setdefault(stmt, set()).update(came)
         return out
 
+    def loop_bindings(self, s: cst.CSTNode) -> list:
+        """The bindings inside loop ``s`` (in the model's order), from an index built once: a
+        scan of the file's bindings per loop made a file of many small loops quadratic."""
+        if self._loop_index is None:
+            self._loop_index = _index_by_loop(self.m.bindings), _index_by_loop(self.m.calls)
+        return self._loop_index[0].get(id(s), [])
+
+    def loop_calls(self, s: cst.CSTNode) -> list:
+        """The call sites inside loop ``s``, in the model's order."""
+        if self._loop_index is None:
+            self.loop_bindings(s)
+        return self._loop_index[1].get(id(s), [])
+
+    _loop_index: tuple[dict, dict] | None = None
+
     def loop_assigned(self, s: cst.CSTNode) -> frozenset[str]:
         hit = self._assigned_in.get(s)
         if hit is None:
-            names = {b.name for b in self.m.bindings if s in b.loops and b.kind != "item"}
+            names = {b.name for b in self.loop_bindings(s) if b.kind != "item"}
             hit = self._assigned_in[s] = frozenset(names)
         return hit
 
@@ -231,8 +246,8 @@ class Loops(Elements):
         changed = True
         while changed:
             changed = False
-            for b in self.m.bindings:
-                if b.func is frame.func and s in b.loops and b.name not in out and b.kind in ("assign", "walrus") \
+            for b in self.loop_bindings(s):
+                if b.func is frame.func and b.name not in out and b.kind in ("assign", "walrus") \
                         and b.value is not None and mentions(b.value, out):
                     out.add(b.name)
                     changed = True
@@ -245,7 +260,7 @@ class Loops(Elements):
         the project that does) on any path."""
         hit = self._loop_backward.get(s)
         if hit is None:
-            inside = [c for c in self.m.calls if s in c.loops]
+            inside = self.loop_calls(s)
             hit = self._loop_backward[s] = any(
                 self.events.of(c).kind == "opt_step" or c.method == "step" and self.events.of(c).kind == "scaler"
                 for c in inside) and not any(
@@ -275,9 +290,7 @@ class Loops(Elements):
         hit = self._loop_protocol.get(s)
         if hit is None:
             hit = False
-            for c in self.m.calls:
-                if s not in c.loops:
-                    continue
+            for c in self.loop_calls(s):
                 kind = self.events.of(c).kind
                 callee = self.resolve(self.root_frame(c.func), c) if kind == "call" else None
                 if kind in ("scaler", "backward", "opt_step", "create") or self.m.has_backward_call(c) or (
@@ -324,3 +337,11 @@ def _stale(st: State) -> State:
     if any(f.grads is not None and f.grads[0] == SCALED for _k, f in st.scalers):
         return st.with_path(approx=True)
     return st
+
+
+def _index_by_loop(items) -> dict[int, list]:
+    out: dict[int, list] = {}
+    for x in items:
+        for loop in x.loops:
+            out.setdefault(id(loop), []).append(x)
+    return out
