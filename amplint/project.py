@@ -926,15 +926,32 @@ class ProjectLink:
         key = id(model) if model is not None else None
         hit = self._importer_models.get(key)
         if hit is None:
-            hit = self._importer_models[key] = self._importers_of(model)
+            self._importer_models[key] = []  # (an import cycle asking for itself: none yet)
+            hit = self._importers_of(model)
+            if model is not None:
+                hit += [d for d in self._drivers_of(model, hit) if d not in hit][:max(0, MAX_IMPORTER_FLOWS - len(hit))]
+            self._importer_models[key] = hit
         return hit
+
+    def _drivers_of(self, model, importers: list) -> list:
+        """The modules that drive an importer training with this module's protocol code from
+        outside (``trainer.train_step(batch)`` in the loop of ``train.py``, where the trainer's
+        method steps through this module's ``amp_step`` helper): between two of its calls the
+        loop decides what runs, so their flows show it here too."""
+        out = []
+        for m in importers:
+            link = getattr(m, "project", None)
+            if link is None or link is self or not m.driven_from_outside():
+                continue
+            out += [d for d in link.importer_models(m) if d is not model and d not in out]
+        return out
 
     def _importers_of(self, model) -> list:
         scaler = set(self.project.scaler_files())
         bases = uses = None
         if model is not None:
             names = set()
-            for f in model.relevant_functions() + model.fp16_builders():
+            for f in model.relevant_functions() + model.fp16_builders() + model.checkpoint_savers():
                 cls = f.cls
                 while cls is not None and cls.parent is not None:
                     cls = cls.parent

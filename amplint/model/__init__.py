@@ -21,6 +21,7 @@ from . import protocol as P
 from .syntax import Builder
 from .flow import Flow, Observation, State
 from .scalers import ScalerTable, owner_class
+from .names import dotted_text
 from .scopes import Scopes
 from .values import Values
 from .structure import CallSite, ClassInfo, FunctionInfo, Region
@@ -245,8 +246,14 @@ class AmpModel:
         if hit is None:
             called = set().union(*self.static_callees.values()) if self.static_callees else set()
             hit = self._driven = any(
-                c.method == "step" and not c.loops and c.func.cls is not None and c.func not in called
-                and self.is_scaler(c.func, c.recv) for c in self.calls)
+                not c.loops and c.func.cls is not None and c.func not in called and (
+                    c.method == "step" and self.is_scaler(c.func, c.recv)
+                    # (or hands its scaler to a helper of another module that may step it:
+                    # ``with amp_step(self.scaler, self.opt_g): ...``)
+                    or c.method is None and any(self.is_scaler(c.func, dotted_text(a.value)) for a in c.node.args
+                                                if dotted_text(a.value) is not None)
+                    and (self.target_of(c) or (self,))[0] is not self)
+                for c in self.calls)
         return hit
 
     def local_relevant(self) -> frozenset:
@@ -417,6 +424,13 @@ class AmpModel:
                     return hit
         target = self.scopes.method(cls, method) if cls is not None else None
         return (getattr(target, "owner_model", None) or self, target) if target is not None else None
+
+    def checkpoint_savers(self) -> list[FunctionInfo]:
+        """Methods that call ``torch.save`` (a mixin's ``save_checkpoint``: the class that
+        inherits it decides whether it trains with a scaler)."""
+        from . import names as N
+
+        return list({c.func: None for c in self.calls if c.qual in N.TORCH_SAVE and c.func.cls is not None})
 
     def fp16_builders(self) -> list[FunctionInfo]:
         """Functions that convert a module to float16 and return it (a model builder)."""

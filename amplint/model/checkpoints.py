@@ -95,11 +95,30 @@ def _inherited_by_training(model, func) -> bool:
         return False
     for im in model.project.importer_models(model):
         uf = facts(im)
-        if not uf.calls("scale", "step"):
-            continue
-        scopes = _training_scopes(im, uf)
-        if _heir(im, func, scopes) is not None and not _state_handled(im, uf, set()):
+        if uf.calls("scale", "step"):
+            scopes = _training_scopes(im, uf)
+            if _heir(im, func, scopes) is not None and not _state_handled(im, uf, set()):
+                return True
+        if _heir_steps_through_attribute(im, func):
             return True
+    return False
+
+
+def _heir_steps_through_attribute(model, func) -> bool:
+    """A class of ``model`` that inherits ``func`` steps a scaler through an object it holds
+    (``self.amp.step(opt)``, the scaler ``self.amp.scaler`` built by a class of a third module),
+    and neither module saves or loads a scaler's state."""
+    heirs = {sub for sub in model.classes
+             if sub is not func.cls and func.cls in model.scopes.mro(sub) and model.scopes.method(sub, func.name) is func}
+    if not heirs or _state_handled(model, facts(model), set()):
+        return False
+    for o in model.flow.observations:
+        if o.kind != "step" or not o.inlined or not (o.scaler or "").startswith("self."):
+            continue
+        if any(owner_class(r) in heirs for r in o.roots):
+            stepper = getattr(o.func, "owner_model", model)
+            if stepper is model or not _state_handled(stepper, facts(stepper), set()):
+                return True
     return False
 
 

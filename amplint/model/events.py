@@ -69,6 +69,14 @@ class Events:
             hit = self._memo[id(site)] = self._classify(site)
         return hit
 
+    def _project_backward(self, cs: CallSite) -> bool:
+        """``self.amp.backward(loss)``: the receiver is an object of a project class with a
+        ``backward`` method (an AMP helper that scales inside), not a tensor."""
+        if cs.recv_node is None or not steps_through_receiver(cs):
+            return False
+        return any(v.kind == "instance" and v.data is not None and self.m.scopes.method(v.data, "backward") is not None
+                   for v in self.m.values.of(cs.func, cs.recv_node))
+
     def _classify(self, cs: CallSite) -> Event:
         m = cs.method
         recv = cs.recv
@@ -78,7 +86,7 @@ class Events:
         if self.m.scalers.is_ctor_call(cs.node):
             return Event("create", cs)
         if m == "backward":
-            if recv in ("self", "cls"):
+            if recv in ("self", "cls") or self._project_backward(cs):
                 return Event("call", cs, method=m, param_recv=param_recv)
             return Event("backward", cs, method=m, tensor=cs.recv_node, param_recv=param_recv)
         qual = cs.qual
@@ -264,3 +272,19 @@ def predicate_chain(node: cst.CSTNode | None) -> bool:
     """The method chain on a ``.grad`` goes through an element test (``isnan``, ``eq`` ...)."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in T.GRAD_PREDICATES
                for n in receiver_chain(node))
+
+
+#: methods of an AMP helper object that step (or unscale) through the scaler it holds
+_HELPER_STEPS = frozenset({"step", "unscale", "unscale_", "optimizer_step", "update"})
+
+
+def steps_through_receiver(cs: CallSite) -> bool:
+    """``R.backward(loss)`` of a function that also steps through ``R`` (``R.step(opt)``,
+    ``R.scaler.step(opt)``): ``R`` is an AMP helper object holding the scaler, and its
+    ``backward`` scales. (An object whose backward is followed by steps of optimizers it handed
+    out, as ``accelerator.prepare`` does, stays a backward: its optimizers step through it.)"""
+    recv = cs.recv
+    if recv is None:
+        return False
+    return any(c.method in _HELPER_STEPS and c.recv is not None and (c.recv == recv or c.recv.startswith(recv + "."))
+               for c in cs.func.calls)

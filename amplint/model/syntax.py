@@ -193,6 +193,8 @@ class Builder:
         # partial of one (``amp_autocast = partial(torch.autocast, ...)``)
         self.region_vars: dict[tuple[int, str], cst.BaseExpression] = {}
         self.region_partials: dict[tuple[int, str], cst.Call] = {}
+        # ... or to a function of no arguments that returns one (``amp_ctx = lambda: autocast(...)``)
+        self.region_factories: dict[tuple[int, str], cst.BaseExpression] = {}
         # names bound to a partial of a torch function with keyword arguments only
         # (``clip = functools.partial(torch.nn.utils.clip_grad_norm_, max_norm=1.0)``): a call of
         # the name is a call of the function
@@ -786,15 +788,7 @@ class Builder:
 
     def region_of(self, node: cst.BaseExpression, ctx: "_Ctx", decorator: bool = False) -> Region | None:
         if isinstance(node, cst.IfExp):
-            a = self.region_of(node.body, ctx)
-            b = self.region_of(node.orelse, ctx)
-            if a is not None and b is None and a.kind == "autocast":
-                a.enabled = None if a.enabled is not False else False
-                return a
-            if b is not None and a is None and b.kind == "autocast":
-                b.enabled = None if b.enabled is not False else False
-                return b
-            return a if a is not None and b is not None and a.kind == b.kind else None
+            return _either_region(self.region_of(node.body, ctx), self.region_of(node.orelse, ctx))
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):
             # ``with {"bf16": autocast(dtype=bf16), "fp16": autocast(dtype=fp16), "fp32":
             # nullcontext()}[args.precision]:``: one of the options, float16 when one is
@@ -814,6 +808,9 @@ class Builder:
                     partial = self._lookup(self.region_partials, text, ctx)
                     if partial is not None:
                         return self._region_from_call(partial, self.imports.qualify(partial.args[0].value), node, skip=1)
+                    factory = self._lookup(self.region_factories, text, ctx)
+                    if factory is not None and not node.args:
+                        return self._factory_region(factory, ctx)
                 return None
             return self._region_from_call(node, qual, node)
         if isinstance(node, (cst.Name, cst.Attribute)):
@@ -826,6 +823,15 @@ class Builder:
             bound = self._lookup(self.region_vars, text, ctx)
             if bound is not None:
                 return self.region_of(bound, ctx)
+        return None
+
+    def _factory_region(self, expr: cst.BaseExpression, ctx: "_Ctx") -> Region | None:
+        """The region a call of ``expr`` enters: ``lambda: torch.autocast(...)``, or either arm of
+        ``(lambda: torch.autocast(...)) if args.amp else contextlib.nullcontext``."""
+        if isinstance(expr, cst.Lambda):
+            return self.region_of(expr.body, ctx)
+        if isinstance(expr, cst.IfExp):
+            return _either_region(self._factory_region(expr.body, ctx), self._factory_region(expr.orelse, ctx))
         return None
 
     def _region_from_call(self, call: cst.Call, qual: str | None, node: cst.CSTNode, skip: int = 0) -> Region | None:
@@ -871,6 +877,14 @@ class Builder:
                             self.call_partials[(key_scope(t), t)] = inner
         probe = value.body if isinstance(value, cst.IfExp) else value
         alt = value.orelse if isinstance(value, cst.IfExp) else None
+        regions = N.AUTOCAST | N.NO_GRAD | N.SET_GRAD_ENABLED
+        if any(isinstance(c, cst.Lambda) and not c.params.params and isinstance(c.body, cst.Call)
+               and self.imports.qualify(c.body.func) in regions for c in (probe, alt)):
+            # ``amp_ctx = (lambda: torch.autocast(...)) if args.amp else nullcontext``
+            for t in targets:
+                if t is not None:
+                    self.region_factories[(key_scope(t), t)] = value
+            return
         for cand in (probe, alt):
             if isinstance(cand, cst.Call) and self.imports.qualify(cand.func) in (N.AUTOCAST | N.NO_GRAD | N.SET_GRAD_ENABLED):
                 for t in targets:
@@ -919,6 +933,18 @@ class Builder:
 
     def _is_eval_name(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.eval_patterns)
+
+
+def _either_region(a: Region | None, b: Region | None) -> Region | None:
+    """The region of ``a if cond else b``: an autocast against no region is a conditional
+    autocast; two regions of one kind are that kind."""
+    if a is not None and b is None and a.kind == "autocast":
+        a.enabled = None if a.enabled is not False else False
+        return a
+    if b is not None and a is None and b.kind == "autocast":
+        b.enabled = None if b.enabled is not False else False
+        return b
+    return a if a is not None and b is not None and a.kind == b.kind else None
 
 
 def autocast_region(qual: str, args: list[cst.Arg], node: cst.CSTNode, imports: ImportTable) -> Region:

@@ -37,6 +37,8 @@ class Observation:
     #: (``clip``) the call of another module's plain helper function through which the clip
     #: was reached -> the states reaching the clip that way (see :attr:`Frame.entry`)
     entries: dict = field(default_factory=dict)
+    #: the functions whose analysis reached this event (the roots of its calling contexts)
+    roots: set = field(default_factory=set)
 
     def in_region(self, *kinds: str) -> Region | None:
         for r in reversed(self.regions):
@@ -78,10 +80,10 @@ class Outs:
 
 
 class Frame:
-    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params", "self_cls", "entry")
+    __slots__ = ("func", "env", "tag", "ctx_regions", "depth", "stack", "scaler_params", "self_cls", "entry", "yield_to")
 
     def __init__(self, func, env, tag, ctx_regions, depth, stack, scaler_params=frozenset(), self_cls=None,
-                 entry=None):
+                 entry=None, yield_to=None):
         self.func: FunctionInfo = func
         self.env: dict[str, str] = env
         self.tag: str = tag
@@ -95,3 +97,5 @@ class Frame:
         #: (no method, handed no scaler) this frame belongs to, or None: a generic utility
         #: (``clip_grads(model.parameters(), 1.0)``) that clips is wrong where it is called
         self.entry: CallSite | None = entry
+        #: (a generator context manager's frame) the ``with`` body its ``yield`` runs
+        self.yield_to = yield_to

@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..structure import Alt, Bind, CallSite, FunctionInfo, Region
 from .calls import Calls
+from .contexts import Contexts
 from .atoms import amp_switch
 from .conditions import Conditions
 from .frames import Frame, Observation, Outs, OverBudget
@@ -60,7 +61,7 @@ def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
+class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, Interproc):
     def __init__(self, model) -> None:
         self.m = model
         self.scalers = model.scalers
@@ -72,6 +73,7 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._loop_protocol: dict[cst.CSTNode, bool] = {}
         self._touch_memo: dict = {}
+        self._yield_to: dict = {}  # a generator context manager's call -> the ``with`` body it runs
         self._budget = MAX_STEPS
         self._file_budget = MAX_FILE_STEPS
         self.abandoned: list[tuple[FunctionInfo, str]] = []  # functions too complex to follow (no findings), why
@@ -126,6 +128,7 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
             self._obs_index[key] = obs
             self.observations.append(obs)
         obs.states.update(states)
+        obs.roots.add(frame.stack[0])
         if frame.entry is not None and kind == "clip":
             obs.entries.setdefault(frame.entry, set()).update(states)
         return obs
@@ -180,6 +183,9 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
                     return Outs(brk=cur)
                 if st is cst.Continue:
                     return Outs(cont=cur)
+                if st is cst.Expr and frame.yield_to is not None and type(small.value) is cst.Yield:
+                    cur = self.yield_point(frame, cur)
+                    continue
                 cur = self.items(frame, seqs.get(small, ()), cur)
                 if st is cst.Return:
                     return Outs(ret=cur)
@@ -206,11 +212,13 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Interproc):
         if t is cst.For or t is cst.While:
             return self.loop(frame, s, states)
         if t is cst.With:
-            cur = self.items(frame, seqs.get(s, ()), states)
-            for wi in s.items:
-                if wi.asname is not None:
-                    cur = self.rebind(frame, target_heads(wi.asname.name), cur)
-            return self.block(frame, _body(s.body), cur)
+            def header(cur: set[State]) -> set[State]:
+                cur = self.items(frame, seqs.get(s, ()), cur)
+                for wi in s.items:
+                    if wi.asname is not None:
+                        cur = self.rebind(frame, target_heads(wi.asname.name), cur)
+                return cur
+            return self.with_body(frame, s, _body(s.body), states, header)
         if t is cst.Try or t is cst.TryStar:
             return self.try_(frame, s, states)
         if t is cst.Match:

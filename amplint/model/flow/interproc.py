@@ -294,19 +294,22 @@ class Interproc(Objects):
         if callee.cls is None and not scaler_params:
             # (the outermost crossing into another module: where the user's code calls it)
             entry = frame.entry or (cs if model is not getattr(frame.func, "owner_model", None) else None)
+        yt = self._yield_to.get(cs.node)
+        yt = yt if yt is not None and yt.callee is callee else None
         key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth,
                id(self_cls), entry.node if entry is not None else None)
-        hit = self._memo.get(key)
+        hit = self._memo.get(key) if yt is None else None  # (a ``with`` body runs at its yield: not memoised)
         if hit is not None:
             return set(hit)
         sub = Frame(callee, env, tag, regions, frame.depth + 1, frame.stack + (callee,), frozenset(scaler_params),
-                    self_cls if bound_self else None, entry)
+                    self_cls if bound_self else None, entry, yt)
         o = self.block(sub, callee.body, states)
         result = self._strip_frame(o.normal | o.ret, tag)
         if not result and states and callee.cls is not None:
             # a method that always raises (``raise NotImplementedError``): subclasses override it
             result = self.unknown_call(frame, cs, states)
-        self._memo[key] = result
+        if yt is None:
+            self._memo[key] = result
         return set(result)
 
     def _covered_by_root(self, cs: CallSite, callee: FunctionInfo, regions: tuple, scaler_params: set,
