@@ -263,6 +263,21 @@ def optimizer_like_name(key: str) -> bool:
     return bool(OPTIMIZER_NAME.search(last))
 
 
+_MODEL_WORDS = ("model", "net", "network")
+
+
+def submodule_receiver(key: str | None) -> bool:
+    """``model.backbone``, ``self.model.encoder``: an attribute of an object named like a model,
+    that is a part of it (not DDP's ``model.module``, the whole of it, nor an optimizer)."""
+    if key is None or "[" in key:
+        return False
+    parts = key.split(".")
+    if len(parts) < 2 or parts[-1] in ("module", "_orig_mod", "model") or optimizer_like_name(key):
+        return False
+    parent = parts[-2].lower()
+    return any(parent == w or parent.endswith("_" + w) or parent.endswith(w) for w in _MODEL_WORDS)
+
+
 def is_lr_scheduler(qual: str | None) -> bool:
     return qual is not None and qual.startswith(LR_SCHEDULER_PREFIX)
 

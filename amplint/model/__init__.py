@@ -120,9 +120,11 @@ class AmpModel:
 
             comp = Composite(self)
             self._flow = Flow(comp)
-            # no scaler of its own: it may still hand one on to a project module that steps it
-            if comp.scalers.any() or (self.project is not None and self.relevant_functions()
-                                      and self.project.calls_scaler_code()):
+            # no scaler of its own: it may still hand one on to a project module that steps it, or
+            # run a base class's template method whose hooks its classes take from a mixin that
+            # scales (``run_iter`` calling ``self.backward`` of ``AmpMixin``): a virtual root
+            if comp.scalers.any() or self._flow.virtual or (
+                    self.project is not None and self.relevant_functions() and self.project.calls_scaler_code()):
                 self._flow.run()
         return self._flow
 

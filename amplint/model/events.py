@@ -77,7 +77,7 @@ class Events:
         for v in self.m.values.of(cs.func, cs.recv_node):
             if v.kind == "instance" and v.data is not None:
                 fn = self.m.scopes.method(v.data, "backward")
-                if fn is not None and unconditional(fn):
+                if fn is not None:
                     return True
         return False
 
@@ -123,6 +123,10 @@ class Events:
             # max_norm=...)`` bound by the class or a base class (of any module)
             return Event("clip", cs, use="clip")
         if m == "zero_grad":
+            if T.submodule_receiver(recv):
+                # ``model.backbone.zero_grad()``: a part of the model (frozen in a warm-up); the
+                # optimizer's other gradients stay, inf checks and all
+                return Event("torch", cs)
             return Event("zero_grad", cs, param_recv=param_recv)
         if m == "step" and recv is not None and self.is_optimizer(cs):
             return Event("opt_step", cs, param_recv=param_recv)
@@ -280,21 +284,6 @@ def predicate_chain(node: cst.CSTNode | None) -> bool:
 
 #: methods of an AMP helper object that step (or unscale) through the scaler it holds
 _HELPER_STEPS = frozenset({"step", "unscale", "unscale_", "optimizer_step", "update"})
-
-
-def unconditional(func) -> bool:
-    """A helper's ``backward`` without branches: it scales on every path. (One that tests a
-    flag, ``if self.activated:``, correlates with the same test in its ``step`` only through
-    the object's state, which the flow does not remember across calls: it stays a backward.)"""
-    from .syntax import children
-
-    stack = list(func.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Match)):
-            return False
-        stack.extend(children(n))
-    return True
 
 
 def steps_through_receiver(cs: CallSite) -> bool:

@@ -54,9 +54,19 @@ def contains(root, target) -> bool:
 
 
 def runs_before_in_block(model, anchor, stmt) -> bool:
-    """``anchor`` sits in ``stmt``'s block (or inside a statement of it) before ``stmt``."""
+    """``anchor`` sits in ``stmt``'s block (or inside a statement of it) before ``stmt``, and no
+    ``return``/``raise``/``break``/``continue`` of the block between them leaves it (a step after a
+    ``return`` never runs)."""
+    cst = _cst()
     block, index = block_of(model, stmt)
-    return block is not None and any(contains(s, anchor) for s in block[:index])
+    if block is None:
+        return False
+    first = next((i for i, s in enumerate(block[:index]) if contains(s, anchor)), None)
+    if first is None:
+        return False
+    leaves = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+    return not any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, leaves) for x in s.body)
+                   for s in block[first:index])
 
 
 def simple_receiver(node) -> bool:
@@ -122,12 +132,26 @@ def insert_update(model, site, scaler: str, title: str) -> FixPlan | None:
     last = (site.recv or "").rsplit(".", 1)[-1]
     if any(c.method == "update" and (c.recv or "").rsplit(".", 1)[-1] == last for c in model.calls):
         return None
+    if _call_counts(model).get(site.func, 0) > 1 or model.has_external_callers(site.func):
+        return None  # a helper (``with amp_step(scaler, opt_g): ...``) stepping for several callers
     opt = site.arg(0, "optimizer")
     head = (model.code_for(opt.value) if opt is not None else "").split(".", 1)[0].split("[", 1)[0]
     if any(b.kind == "for" and b.name == head and b.node is not None and any(loop in site.loops for loop in b.loops + (b.stmt,))
            for b in model.bindings if b.func is site.func):
         return None  # ``for opt in optimizers: scaler.step(opt)``: the update belongs after the loop
     return insert_after(site.stmt, f"{scaler}.update()", title, "unsafe")
+
+
+def _call_counts(model) -> dict:
+    """How often the file calls each of its functions (once per model)."""
+    hit = model.__dict__.get("_edit_call_counts")
+    if hit is None:
+        hit = model.__dict__["_edit_call_counts"] = {}
+        for c in model.calls:
+            callee = model.callee_of(c)
+            if callee is not None:
+                hit[callee] = hit.get(callee, 0) + 1
+    return hit
 
 
 def _steps_and_updates(model, func) -> dict:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ... import torch_api as T
-from ..events import CASTS, steps_through_receiver, unconditional
+from ..events import CASTS, steps_through_receiver
 from ..structure import CallSite
 from ..syntax import expr_key
 from .monitors import announce
@@ -51,8 +51,7 @@ class Calls:
         if kind == "scaler":
             return self.scaler_call(frame, cs, self.canon(frame, cs.recv) or cs.recv, states)
         if kind == "backward" and cs.method == "backward" and steps_through_receiver(cs):
-            hit = self.resolve(frame, cs)
-            if hit is not None and unconditional(hit[0]):
+            if self.resolve(frame, cs) is not None:
                 kind = "call"  # ``self.amp.backward(loss)`` on an object of a project class (another module's)
         if kind == "backward":
             return self.backward(frame, cs, ev.tensor, states)
@@ -180,6 +179,11 @@ class Calls:
         for r in frame.ctx_regions:
             if r.kind in ("eval", "eval_name") and not r.has_backward:
                 r.has_backward = True
+        if isinstance(tensor, cst.IfExp):
+            # ``(scaler.scale(loss) if scaler is not None else loss).backward()``: each arm on the
+            # paths its test selects
+            return (self.backward(frame, cs, tensor.body, self.assume(frame, tensor.test, True, states))
+                    | self.backward(frame, cs, tensor.orelse, self.assume(frame, tensor.test, False, states)))
         s = self.scaled_source(frame, tensor)
         if s is not None:
             recv = _scale_receiver(tensor)
