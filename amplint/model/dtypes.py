@@ -115,6 +115,8 @@ class Dtypes:
         return hit
 
     def _binding_source(self, b, bindings, depth: int, on_cuda: bool):
+        if _no_grad(b.regions):
+            return None  # (a frozen teacher's fp16 logits: no gradient flows back through them)
         r = self._innermost_fp16(b.regions, on_cuda)
         if r is not None and b.kind in ("assign", "ann", "aug", "walrus") and _computes(b.value):
             return r
@@ -197,6 +199,16 @@ class Dtypes:
             if r is not None and not self.disabled_here(site.arms, r):
                 out.append(site)
         return out
+
+
+def _no_grad(regions) -> bool:
+    """The innermost grad-mode region is ``no_grad``/``inference_mode``."""
+    for r in reversed(regions):
+        if r.kind == "no_grad":
+            return True
+        if r.kind == "enable_grad":
+            return False
+    return False
 
 
 def _data_library(qual: str) -> bool:

@@ -1007,6 +1007,10 @@ def _block_body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
+#: names of models that are kept in eval mode while another one trains
+_FROZEN_WORDS = re.compile(r"teacher|(?:^|_)(?:ema|frozen|target|target_net|reference|ref)(?:_|\d|$)", re.I)
+
+
 def _eval_toggle(s: cst.CSTNode) -> tuple[str, str | None, cst.Call] | None:
     """``<m>.eval()`` / ``<m>.train(False)`` -> ("eval", m); ``<m>.train()`` -> ("train", m)."""
     if not isinstance(s, cst.SimpleStatementLine):
@@ -1024,6 +1028,9 @@ def _eval_toggle(s: cst.CSTNode) -> tuple[str, str | None, cst.Call] | None:
         target = expr_key(value.func.value)
         if target is None and not isinstance(value.func.value, cst.Call):
             continue
+        named = [target] + ([expr_key(t.target) for t in small.targets] if isinstance(small, cst.Assign) else [])
+        if any(n is not None and _FROZEN_WORDS.search(n.rsplit(".", 1)[-1]) for n in named):
+            continue  # ``teacher = teacher.half().eval()``: a frozen model set up, no evaluation phase
         if attr == "eval" and not value.args:
             result = ("eval", target, value)
         elif attr == "train":
