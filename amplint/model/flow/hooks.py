@@ -26,7 +26,11 @@ class Hooks:
         union over every class with that hook loses what the hook returns, allennlp's
         ``backward_called``, and made false findings.)"""
         f = cs.node.func
-        if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and len(f.args) == 2 \
+        if isinstance(f, cst.Name):
+            # ``handler = getattr(cb, event, None)`` ... ``handler(self)``: the one binding of the name
+            bound = [b for b in self.m.scopes.local(frame.func, f.value) if b.kind != "param"]
+            f = bound[0].value if len(bound) == 1 and bound[0].kind == "assign" and not bound[0].unpack else None
+        if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and len(f.args) in (2, 3) \
                 and all(a.keyword is None and not a.star for a in f.args):
             recv = expr_key(f.args[0].value)
             name = _constant_name(frame, f.args[1].value)
