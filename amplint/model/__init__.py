@@ -430,8 +430,6 @@ class AmpModel:
     def checkpoint_savers(self) -> list[FunctionInfo]:
         """Methods that call ``torch.save`` (a mixin's ``save_checkpoint``: the class that
         inherits it decides whether it trains with a scaler)."""
-        from . import names as N
-
         return list({c.func: None for c in self.calls if c.qual in N.TORCH_SAVE and c.func.cls is not None})
 
     def fp16_builders(self) -> list[FunctionInfo]:

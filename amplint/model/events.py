@@ -74,12 +74,8 @@ class Events:
         ``backward`` method (an AMP helper that scales inside), not a tensor."""
         if cs.recv_node is None or not steps_through_receiver(cs):
             return False
-        for v in self.m.values.of(cs.func, cs.recv_node):
-            if v.kind == "instance" and v.data is not None:
-                fn = self.m.scopes.method(v.data, "backward")
-                if fn is not None:
-                    return True
-        return False
+        return any(v.kind == "instance" and v.data is not None and self.m.scopes.method(v.data, "backward") is not None
+                   for v in self.m.values.of(cs.func, cs.recv_node))
 
     def _classify(self, cs: CallSite) -> Event:
         m = cs.method

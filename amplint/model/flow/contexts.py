@@ -70,23 +70,14 @@ def _is_contextmanager(func) -> bool:
 
 def _yields(func) -> bool:
     """The function has a ``yield`` statement of its own (not one of a nested function)."""
+    from ..syntax import children
+
     stack = list(func.body)
     while stack:
-        s = stack.pop()
-        if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(s, cst.SimpleStatementLine):
-            if any(isinstance(x, cst.Expr) and isinstance(x.value, cst.Yield) for x in s.body):
-                return True
-            continue
-        for name in ("body", "orelse", "handlers", "finalbody"):
-            v = getattr(s, name, None)
-            if v is None:
-                continue
-            for part in v if isinstance(v, (list, tuple)) else [v]:
-                inner = getattr(part, "body", None)
-                if isinstance(inner, (list, tuple)):
-                    stack.extend(inner)
-                elif inner is not None:
-                    stack.extend(getattr(inner, "body", ()) if not isinstance(inner, cst.SimpleStatementSuite) else [inner])
+        if isinstance(n, cst.Expr) and isinstance(n.value, cst.Yield):
+            return True
+        stack.extend(children(n))
     return False
