@@ -669,6 +669,12 @@ def _how_workers_ended(workers: list) -> str:
     for p in workers:
         if p.exitcode is None:
             p.join(0.5)  # (a worker the pool is terminating: its code once it is gone)
+    if all(p.exitcode in (None, 0, -signal.SIGTERM) for p in workers):
+        # only the ones the pool terminated are gone yet (a loaded machine reaps the one that died
+        # first later): give the others longer, so the cause is named, not the pool's SIGTERM
+        for p in workers:
+            if p.exitcode is None:
+                p.join(5)
     codes = [p.exitcode for p in workers if p.exitcode not in (None, 0)]
     # the pool terminates the others (SIGTERM) once one has died: name the one that died first
     codes.sort(key=lambda c: c == -signal.SIGTERM)
