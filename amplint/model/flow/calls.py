@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ... import torch_api as T
-from ..events import CASTS, steps_through_receiver
+from ..events import CASTS, steps_through_receiver, unconditional
 from ..structure import CallSite
 from ..syntax import expr_key
 from .monitors import announce
@@ -51,7 +51,8 @@ class Calls:
         if kind == "scaler":
             return self.scaler_call(frame, cs, self.canon(frame, cs.recv) or cs.recv, states)
         if kind == "backward" and cs.method == "backward" and steps_through_receiver(cs):
-            if self.resolve(frame, cs) is not None:
+            hit = self.resolve(frame, cs)
+            if hit is not None and unconditional(hit[0]):
                 kind = "call"  # ``self.amp.backward(loss)`` on an object of a project class (another module's)
         if kind == "backward":
             return self.backward(frame, cs, ev.tensor, states)
