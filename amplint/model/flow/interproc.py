@@ -49,6 +49,7 @@ class Interproc(Objects):
     def _init_interproc(self) -> None:
         m = self.m
         self._memo: dict[tuple, set[State]] = {}
+        self._anonymous: dict = {}
         self._stored: dict[int, dict[str, str]] = {}
         self._transparency: dict[FunctionInfo, bool] = {}
         self._attrs_memo: dict[FunctionInfo, frozenset[str]] = {}
@@ -133,8 +134,17 @@ class Interproc(Objects):
             return "?"
         key = expr_key(node)
         if key is None:
-            return f"?{id(node)}"
+            return self.anonymous(node)
         return self.canon(frame, key) or key
+
+    def anonymous(self, node) -> str:
+        """A key of its own for an expression no name reaches (a call's result), numbered in the
+        order the flow meets them (not by address, so that keys sort the same in every run)."""
+        names = self._anonymous
+        key = names.get(node)
+        if key is None:
+            key = names[node] = f"?{len(names)}"
+        return key
 
     def _virtual_roots(self) -> list[tuple[FunctionInfo, object]]:
         """``(inherited method, subclass)``: a method of a base class (of this file or another
@@ -339,7 +349,7 @@ class Interproc(Objects):
         key = expr_key(value)
         if key is None:
             # a constant string stays itself (``self._fire("on_after_backward")``: the hook name)
-            env[param] = value.value if isinstance(value, cst.SimpleString) else f"?{id(value)}"
+            env[param] = value.value if isinstance(value, cst.SimpleString) else self.anonymous(value)
             return
         env[param] = self.canon(frame, key) or key
         if self.is_scaler(frame, key):

@@ -248,8 +248,16 @@ def updates_without_step(model) -> list:
             continue
         seen.add(id(obs.node))
         bypass = {n for st in obs.states for s, n in value(st, "bypass") if s == obs.scaler}
-        out.append((obs, sorted(bypass, key=id)))
+        out.append((obs, sorted(bypass, key=lambda n: _source_order(model, n))))
     return out
+
+
+def _source_order(model, node) -> tuple:
+    """Where ``node`` is (the file of its model, then its position), for an order that does not
+    depend on object addresses."""
+    owner = model.owner_of(node)
+    span = owner.span(node) if owner is not None else None
+    return (owner is not model, str(getattr(owner, "path", "")), span or ((0, 0), (0, 0)))
 
 
 def _step_skipped_here(obs) -> bool:

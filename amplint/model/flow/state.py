@@ -297,15 +297,49 @@ def covered(states: set[State], by: set[State]) -> bool:
 
 
 def prune(states: set[State]) -> set[State]:
-    """Drop the states another state of the set covers (keeps the set's upper bounds)."""
+    """Drop the states another state of the set covers (keeps the set's upper bounds).
+
+    States that cover each other (the same facts, told apart only by their trust annotations,
+    or by a scaler recorded as :data:`NOFACTS` that the other has no record for) become one
+    state, merged as :func:`_merge_flags` merges them, so that the result does not depend on the
+    order in which the set is iterated (which follows object addresses and the hash seed)."""
     if len(states) < 2:
         return states
-    items = list(states)
+    items = list(_merge_flags(states))
     out = set()
     for i, s in enumerate(items):
-        if not any(j != i and t != s and leq(s, t) and not (leq(t, s) and j > i) for j, t in enumerate(items)):
-            out.add(s)
+        same = []
+        for j, t in enumerate(items):
+            if j != i and leq(s, t):
+                if not leq(t, s):
+                    break  # strictly covered
+                same.append(t)
+        else:
+            if not same:
+                out.add(s)
+                continue
+            group = [s, *same]
+            rep = min(group, key=_canonical_key)
+            if rep is s:
+                out.add(_merged(rep, group))
     return out
+
+
+def _canonical_key(st: State) -> tuple:
+    """An order on equivalent states that does not depend on object addresses."""
+    p = st.path
+    return (len(st.scalers), tuple(k for k, _f in st.scalers), p.approx, p.handled, len(p.dropped),
+            sorted(p.dropped))
+
+
+def _merged(rep: State, group: list[State]) -> State:
+    approx = all(st.path.approx for st in group)
+    handled = all(st.path.handled for st in group)
+    dropped = frozenset().union(*(st.path.dropped for st in group))
+    p = rep.path
+    if (approx, handled, dropped) == (p.approx, p.handled, p.dropped):
+        return rep
+    return rep.with_path(approx=approx, handled=handled, dropped=dropped)
 
 
 def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None, cap: int = MAX_STATES) -> set[State]:
