@@ -315,6 +315,10 @@ class Calls:
         for t in targets:
             key = expr_key(t)
             if key is None:
+                if isinstance(t, cst.Tuple) and isinstance(value, cst.Tuple) and len(t.elements) == len(value.elements):
+                    for et, ev in zip(t.elements, value.elements):  # ``parts, loss = 1, None``
+                        if isinstance(et.value, cst.Name):
+                            cur = self.set_flag(frame, et.value.value, ev.value, cur)
                 continue
             ckey = self.canon(frame, key) or key
             if built is not None:

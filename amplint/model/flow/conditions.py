@@ -182,7 +182,7 @@ class Conditions(ScalerConditions):
             literal_sets: dict[str, int] = {}
             for b in self.m.bindings:
                 if (b.kind == "assign" and not b.unpack and b.name.isidentifier() and b.name in counts
-                        and _literal_flag(b.value) is not None):
+                        and self.flag_truth(b.value) is not None):
                     literal_sets[b.name] = literal_sets.get(b.name, 0) + 1
             for name, n in literal_sets.items():
                 if n > 1:
@@ -192,11 +192,22 @@ class Conditions(ScalerConditions):
     def set_flag(self, frame, key: str, value, states: set[State]) -> set[State]:
         """``flag = True`` (``False``, ``None``): on this path, until it is rebound, a test of
         the flag takes the arm the literal selects."""
-        truth = _literal_flag(value)
-        if truth is None or key not in self.interesting:
+        truth = self.flag_truth(value) if key in self.interesting else None
+        if truth is None:
             return states
         fact = (self.canon(frame, key) or key, truth)
         return {st.with_path(assume=st.path.assume | {fact}) for st in states}
+
+    def flag_truth(self, value) -> bool | None:
+        """The truth a binding gives a flag: a ``True``/``False``/``None`` literal's, or true for
+        the result of a call of an analysed function whose every return gives a value (``loss =
+        forward_backward(...)`` after ``loss = None``, then ``if loss is None: continue``)."""
+        truth = _literal_flag(value)
+        if truth is not None or not isinstance(value, cst.Call):
+            return truth
+        site = self.m.call_of.get(value)
+        callee = self.m.callee_of(site) if site is not None else None
+        return True if callee is not None and _never_none(callee) else None
 
     def guarding_conditions(self) -> set[str]:
         """The atoms (tested more than once) of branches with scaler-flow events in their arms
@@ -334,3 +345,24 @@ def _literal_flag(value) -> bool | None:
     if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
         return value.value == "True"
     return None
+
+
+def _never_none(func) -> bool:
+    """Every way out of ``func`` returns a value that is not ``None`` (it ends in such a return)."""
+    body = func.body
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False
+    from ..syntax import children
+
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.Return) and (n.value is None or isinstance(n.value, cst.Name) and n.value.value == "None"):
+            return False
+        if isinstance(n, (cst.Yield, cst.Await)):
+            return False
+        stack.extend(children(n))
+    return True
