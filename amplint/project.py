@@ -142,8 +142,10 @@ _CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
 #: formatter wrapped (``def f(\n    a,\n) -> None:`` closes its parentheses at column 0)
 _TOP_LEVEL_LINE = re.compile(rb"^[^ \t\r\n#)\]}]", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
-#: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region
-_LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd")
+#: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region,
+#: an optimizer's constructor (a builder whose optimizer holds a model converted to fp16)
+_LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern
+                            + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd|\boptim\.[A-Z]\w*\s*\(")
 
 
 def find_root(path: Path) -> Path:

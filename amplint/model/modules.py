@@ -29,8 +29,11 @@ def fp16_conversions_of_trained_modules(model) -> list:
     importers train the model) are the cause a fix of the scaler's type also removes."""
     uf = facts(model)
     steps = uf.calls("step")
-    if not steps or any(c.is_sharded for c in uf.ctors):
-        return [(site, keys, ()) for site, keys in _built_for_importers(model)] if not uf.ctors else []
+    if any(c.is_sharded for c in uf.ctors):
+        return []
+    if not steps:
+        # a builder module (``build_model(cfg)`` beside ``build_scaler(cfg)``): the importers train
+        return [(site, keys, ()) for site, keys in _built_for_importers(model, uf)]
     if uf.ctors and all(c.enabled is False for c in uf.ctors):
         return []
     optimizers = _optimizers(model)
@@ -200,28 +203,35 @@ def _related(a: str, b: str) -> bool:
 
 def _optimizers(model) -> list[tuple[tuple[str, ...], set[str], object]]:
     """``(targets, modules whose parameters it holds, constructing function)`` per optimizer
-    constructor."""
-
+    constructor, bound to names or returned by a builder (``return torch.optim.SGD(params)``:
+    no targets)."""
+    from .values import _returns
 
     out = []
     for a in model.assignments:
-        v = a.value
-        if not isinstance(v, cst.Call) or not T.is_optimizer_class(model.imports.qualify(v.func)):
-            continue
-        modules: set[str] = set()
-        params = v.args[0].value if v.args and v.args[0].keyword is None else None
-        for arg in v.args:
-            if arg.keyword is not None and arg.keyword.value == "params":
-                params = arg.value
-        if params is not None:
-            for name in _param_sources(model, a.func, params):
-                modules.add(name)
-            if isinstance(params, cst.Name):  # ``params = model.parameters()`` one step back
-                for b in model.assignments:
-                    if b.func is a.func and params.value in b.targets and b.value is not None:
-                        modules |= _param_sources(model, a.func, b.value)
-        out.append((tuple(t for t in a.targets if t is not None), modules, a.func))
+        if isinstance(a.value, cst.Call) and T.is_optimizer_class(model.imports.qualify(a.value.func)):
+            out.append((tuple(t for t in a.targets if t is not None), _held_modules(model, a.func, a.value), a.func))
+    for func in model.functions:
+        for r in _returns(func):
+            if isinstance(r, cst.Call) and T.is_optimizer_class(model.imports.qualify(r.func)):
+                out.append(((), _held_modules(model, func, r), func))
     return out
+
+
+def _held_modules(model, func, ctor: cst.Call) -> set[str]:
+    """The modules whose parameters the optimizer constructor ``ctor`` is given."""
+    modules: set[str] = set()
+    params = ctor.args[0].value if ctor.args and ctor.args[0].keyword is None else None
+    for arg in ctor.args:
+        if arg.keyword is not None and arg.keyword.value == "params":
+            params = arg.value
+    if params is not None:
+        modules |= _param_sources(model, func, params)
+        if isinstance(params, cst.Name):  # ``params = model.parameters()`` one step back
+            for b in model.assignments:
+                if b.func is func and params.value in b.targets and b.value is not None:
+                    modules |= _param_sources(model, func, b.value)
+    return modules
 
 
 def _param_sources(model, func, node) -> set[str]:
@@ -390,16 +400,23 @@ def _params_bound(call, callee, keys, node=None) -> list[str]:
     return out
 
 
-def _built_for_importers(model) -> list:
+def _built_for_importers(model, uf) -> list:
     """A model builder of another module (``models/builder.py: build_model`` returning
     ``model.half()``) whose result a project module trains with an enabled GradScaler: an
-    optimizer over its parameters, in a module that builds the scaler."""
+    optimizer over its parameters, in a module that builds the scaler. A conversion under an
+    ``if`` counts only when the builder's module also builds the scaler, enabled by the very
+    flag the ``if`` tests (``if cfg.fp16: model = model.half()`` beside ``GradScaler("cuda",
+    enabled=cfg.fp16)``): whenever the flag is on, the first ``step`` raises."""
+    if uf.ctors and all(c.enabled is False for c in uf.ctors):
+        return []
     out = []
     for site in model.calls:
         if site.in_lambda or site.func.is_module or not _is_fp16_conversion(model, site) or _undone(model, site):
             continue
         keys = _module_keys(model, site)
-        if not keys or not _returned(site.func, keys) or guarded(site.func, site.stmt):
+        if not keys or not _returned(site.func, keys):
+            continue
+        if guarded(site.func, site.stmt) and (not uf.ctors or _guard_excuses(model, site, uf)):
             continue
         if _returned_to_training(model, site.func, keys):
             out.append((site, keys))
