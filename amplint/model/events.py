@@ -74,7 +74,7 @@ class Events:
         ``backward`` method (an AMP helper that scales inside), not a tensor."""
         if cs.recv_node is None or not steps_through_receiver(cs):
             return False
-        return any(v.kind == "instance" and v.data is not None and unconditional_method(self.m.scopes.method(v.data, "backward"))
+        return any(v.kind == "instance" and v.data is not None and self.m.scopes.method(v.data, "backward") is not None
                    for v in self.m.values.of(cs.func, cs.recv_node))
 
     def _classify(self, cs: CallSite) -> Event:
@@ -280,25 +280,6 @@ def predicate_chain(node: cst.CSTNode | None) -> bool:
 
 #: methods of an AMP helper object that step (or unscale) through the scaler it holds
 _HELPER_STEPS = frozenset({"step", "unscale", "unscale_", "optimizer_step", "update"})
-
-
-def unconditional(func) -> bool:
-    """A helper's ``backward`` without branches: it scales on every path. (One that tests a
-    flag, ``if self.activated:``, correlates with the same test in its ``step`` only through
-    the object's state, which the flow does not remember across calls: it stays a backward.)"""
-    from .syntax import children
-
-    stack = list(func.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Match)):
-            return False
-        stack.extend(children(n))
-    return True
-
-
-def unconditional_method(func) -> bool:
-    return func is not None and unconditional(func)
 
 
 def steps_through_receiver(cs: CallSite) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ... import torch_api as T
-from ..events import CASTS, steps_through_receiver, unconditional
+from ..events import CASTS, steps_through_receiver
 from ..structure import CallSite
 from ..syntax import expr_key
 from .monitors import announce
@@ -51,8 +51,7 @@ class Calls:
         if kind == "scaler":
             return self.scaler_call(frame, cs, self.canon(frame, cs.recv) or cs.recv, states)
         if kind == "backward" and cs.method == "backward" and steps_through_receiver(cs):
-            hit = self.resolve(frame, cs)
-            if hit is not None and unconditional(hit[0]):
+            if self.resolve(frame, cs) is not None:
                 kind = "call"  # ``self.amp.backward(loss)`` on an object of a project class (another module's)
         if kind == "backward":
             return self.backward(frame, cs, ev.tensor, states)

@@ -149,6 +149,14 @@ class Conditions(ScalerConditions):
         if getattr(self, "interesting", None) is not None:  # (else counted with the others at init)
             # only the switches that can choose the AMP path (each atom splits the paths)
             self.interesting |= {k for k in self._interesting_conditions(model.tests) if amp_switch(k)}
+            # and an object's own flag that picks between protocol arms in its methods
+            # (``if self.activated:`` in an AMP helper's ``backward`` and again in its ``step``):
+            # read through the receiver (``amp.activated``), it correlates the two calls
+            self.interesting |= self._object_flags(model)
+
+    def _object_flags(self, model) -> set[str]:
+        guarding = [t for t in model.tests if self._guards_events(t) and self.test_text(t).startswith("self.")]
+        return self._interesting_conditions(guarding) if len(guarding) > 1 else set()
 
     def _interesting_conditions(self, tests=None) -> set[str]:
         """Atoms tested more than once in the file: only those can correlate two branches."""
