@@ -143,9 +143,10 @@ _CLASS = re.compile(rb"^[ \t]*class[ \t]+\w+", re.M)
 _TOP_LEVEL_LINE = re.compile(rb"^[^ \t\r\n#)\]}]", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region,
-#: an optimizer's constructor (a builder whose optimizer holds a model converted to fp16)
-_LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern
-                            + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd|\boptim\.[A-Z]\w*\s*\(")
+#: an optimizer's constructor (a builder whose optimizer holds a model converted to fp16), a
+#: binary cross-entropy (a loss module called under another module's autocast)
+_LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd"
+                            rb"|\boptim\.[A-Z]\w*\s*\(|binary_cross_entropy|BCELoss")
 
 
 def find_root(path: Path) -> Path:

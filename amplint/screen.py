@@ -320,8 +320,9 @@ SCREENS = {
     "deprecated_code": lambda f: f.deprecated_amp,
     # AMP105 / AMP106: a backward next to an autocast region
     "autocast_backward": lambda f: f.autocast_region and f.backward,
-    # AMP103: a BCE next to an autocast region
-    "autocast_bce": lambda f: f.autocast_region and f.bce,
+    # AMP103: a BCE next to an autocast region, or a training step under autocast that may call a
+    # loss module of another project module
+    "autocast_bce": lambda f: f.autocast_region and (f.bce or f.backward),
     # AMP102: an autocast call or decorator with a literal that may be wrong, or custom_fwd/bwd
     "autocast_args": lambda f: f.suspicious_autocast_args or f.custom_fwd or f.deprecated_amp,
 }

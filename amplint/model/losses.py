@@ -9,6 +9,7 @@ import libcst as cst
 
 from . import autocast_facts as AF
 from . import names as N
+from .names import dotted_text
 from .scopes import owner_class
 
 
@@ -50,10 +51,10 @@ def _reached_functions(model) -> set:
     for site in model.calls:
         r = AF.innermost_autocast(site.regions)
         if r is not None and _bad_region(model, r) and not site.in_lambda:
-            callee = model.callee_of(site)
-            if callee is not None and callee not in out:
-                out.add(callee)
-                frontier.append(callee)
+            for callee in _callees(model, site):
+                if callee not in out:
+                    out.add(callee)
+                    frontier.append(callee)
     for _ in range(_MAX_DEPTH - 1):
         nxt = []
         for f in frontier:
@@ -61,12 +62,98 @@ def _reached_functions(model) -> set:
                 r = AF.innermost_autocast(site.regions)
                 if r is not None and not _bad_region(model, r):
                     continue  # disabled again inside the helper
-                callee = model.callee_of(site)
-                if callee is not None and callee not in out:
-                    out.add(callee)
-                    nxt.append(callee)
+                for callee in _callees(model, site):
+                    if callee not in out:
+                        out.add(callee)
+                        nxt.append(callee)
         frontier = nxt
     return out
+
+
+def _callees(model, site) -> list:
+    """The functions of this file a call runs: its callee, or the ``forward`` of a module object
+    of a class of this file (``criterion(probs, y)`` with ``criterion = DiceBCELoss()``)."""
+    callee = model.callee_of(site)
+    if callee is not None:
+        return [callee]
+    return [fwd for owner, fwd in _forwards(model, site) if owner is model]
+
+
+def _forwards(model, site) -> list:
+    """``(model of its module, forward)`` for a call of an ``nn.Module`` object: a name or
+    ``self`` attribute bound to a class's instance (``self.criterion = FocalLoss()``), or one built
+    inline (``FocalLoss()(x, y)``); the class may live in another project module."""
+    f = site.node.func
+    classes = []
+    if isinstance(f, cst.Call):
+        text = dotted_text(f.func)
+        classes = model.scopes.classes_named(text) if text else []
+    elif site.text is not None and site.method not in _NOT_FORWARD:
+        classes = [v.data for v in model.values.of(site.func, f) if v.kind == "instance" and v.data is not None]
+        if not classes:
+            for value in _bound_values(model, site):
+                text = dotted_text(value.func) if isinstance(value, cst.Call) else None
+                classes += model.scopes.classes_named(text) if text else []
+    out = []
+    for cls in classes:
+        owner = getattr(cls, "owner_model", None) or model
+        fwd = owner.scopes.method(cls, "forward")
+        if fwd is not None and (owner, fwd) not in out:
+            out.append((owner, fwd))
+    return out
+
+
+#: method calls that are not a module's ``__call__``
+_NOT_FORWARD = frozenset({"forward", "backward", "step", "zero_grad", "to", "cuda", "half", "float", "train", "eval"})
+
+
+def _bound_values(model, site) -> list:
+    """What ``criterion`` / ``self.criterion`` is bound to (assignments of its scope or class)."""
+    text = site.text
+    if text.startswith("self.") and text.count(".") == 1:
+        cls = owner_class(site.func)
+        return [a.value for a in model.assignments if text in a.targets and cls is not None and owner_class(a.func) is cls]
+    if "." in text:
+        return []
+    return [b.value for b in model.scopes.lookup(site.func, text) if b.kind == "assign" and b.value is not None]
+
+
+def loss_modules_under_autocast(model) -> list:
+    """``(call site, BCE call)`` for calls under a refusing autocast region of this file that run
+    the ``forward`` of a module class of another project module, which computes a BCE (directly
+    or in a function of its module it calls) without disabling autocast first."""
+    out = []
+    for site in model.calls:
+        r = AF.innermost_autocast(site.regions)
+        if r is None or site.in_lambda or not _bad_region(model, r) or model.callee_of(site) is not None:
+            continue
+        for owner, fwd in _forwards(model, site):
+            if owner is model:
+                continue
+            hit = _bce_in(owner, fwd)
+            if hit is not None:
+                out.append((site, hit))
+                break
+    return out
+
+
+def _bce_in(owner, func, depth: int = 0):
+    """The first BCE call ``func`` (of ``owner``'s module) makes outside a region that disables
+    autocast, looking into the functions of that module it calls."""
+    for s in func.calls:
+        if s.in_lambda:
+            continue
+        r = AF.innermost_autocast(s.regions)
+        if r is not None and not AF.autocast_on(owner, r):
+            continue
+        if _bce_kind(owner, s) is not None:
+            return s
+        if depth < _MAX_DEPTH - 1:
+            callee = owner.callee_of(s)
+            hit = _bce_in(owner, callee, depth + 1) if callee is not None and callee is not func else None
+            if hit is not None:
+                return hit
+    return None
 
 
 def _bce_kind(model, site) -> str | None:

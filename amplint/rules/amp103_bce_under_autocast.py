@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import edits
+from .common import related_at
 from .base import Finding, Rule
 
 
@@ -64,6 +65,9 @@ class BceUnderAutocast(Rule):
     code = "AMP103"
     name = "bce-under-autocast"
     message = "`{call}` under CUDA autocast raises RuntimeError: use `{instead}` on the logits"
+    module_message = ("`{call}(...)` runs a loss module that computes a binary cross-entropy, which raises "
+                      "RuntimeError under CUDA autocast: compute it with `F.binary_cross_entropy_with_logits` on "
+                      "the logits, or outside autocast")
     fix_title = "Use `{instead}` on the logits and drop the sigmoid"
     fix_availability = "sometimes"
     triggers = ("autocast",)
@@ -71,7 +75,7 @@ class BceUnderAutocast(Rule):
     reported_on = "the BCE call"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.losses import bce_calls_under_autocast, callee_text
+        from ..model.losses import bce_calls_under_autocast, callee_text, loss_modules_under_autocast
 
         for site, kind in bce_calls_under_autocast(model):
             instead = "F.binary_cross_entropy_with_logits" if kind == "functional" else "nn.BCEWithLogitsLoss"
@@ -80,4 +84,11 @@ class BceUnderAutocast(Rule):
                 stmt=site.stmt,
                 message=self.message.format(call=callee_text(model, site, kind), instead=instead),
                 fix=edits.bce_with_logits(model, site, kind, self.fix_title.format(instead=instead)),
+            )
+        for site, bce in loss_modules_under_autocast(model):
+            yield Finding(
+                node=site.node,
+                stmt=site.stmt,
+                message=self.module_message.format(call=model.code_for(site.node.func)),
+                related=related_at(model, bce.node, "the binary cross-entropy it computes"),
             )

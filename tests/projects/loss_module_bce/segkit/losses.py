@@ -1,0 +1,18 @@
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def soft_dice(probs, target, smooth=1.0):
+    inter = (probs * target).sum()
+    return 1 - (2 * inter + smooth) / (probs.sum() + target.sum() + smooth)
+
+
+class DiceBCELoss(nn.Module):
+    def __init__(self, bce_weight=0.5):
+        super().__init__()
+        self.bce_weight = bce_weight
+
+    def forward(self, logits, target):
+        probs = torch.sigmoid(logits)
+        return soft_dice(probs, target) + self.bce_weight * F.binary_cross_entropy(probs, target)
