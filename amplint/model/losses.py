@@ -149,10 +149,14 @@ def _bce_in(owner, func, depth: int = 0):
         if _bce_kind(owner, s) is not None:
             return s
         if depth < _MAX_DEPTH - 1:
+            # a helper of its module, or the forward of a loss module it holds (``self.bce_term =
+            # DiceBCE()`` inside a combined loss)
             callee = owner.callee_of(s)
-            hit = _bce_in(owner, callee, depth + 1) if callee is not None and callee is not func else None
-            if hit is not None:
-                return hit
+            inner = [(owner, callee)] if callee is not None else _forwards(owner, s)
+            for o, f in inner:
+                hit = _bce_in(o, f, depth + 1) if f is not func else None
+                if hit is not None:
+                    return hit
     return None
 
 

@@ -16,3 +16,16 @@ class DiceBCELoss(nn.Module):
     def forward(self, logits, target):
         probs = torch.sigmoid(logits)
         return soft_dice(probs, target) + self.bce_weight * F.binary_cross_entropy(probs, target)
+
+
+class CombinedLoss(nn.Module):
+    """Segmentation plus an auxiliary edge term, both dice + BCE."""
+
+    def __init__(self, edge_weight=0.2):
+        super().__init__()
+        self.seg_term = DiceBCELoss()
+        self.edge_term = DiceBCELoss(bce_weight=1.0)
+        self.edge_weight = edge_weight
+
+    def forward(self, seg_logits, edge_logits, masks, edges):
+        return self.seg_term(seg_logits, masks) + self.edge_weight * self.edge_term(edge_logits, edges)
