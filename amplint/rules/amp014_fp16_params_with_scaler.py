@@ -49,8 +49,10 @@ class Fp16ParamsWithScaler(Rule):
     optimizer constructor, `scaler.step(optimizer)`); a model and optimizer built by other
     modules are seen only through the function that trains them. A module put in `eval()`
     mode and never back in `train()` mode counts as frozen (a teacher) unless an optimizer
-    the scaler steps is known to hold its parameters. Conditional conversions are not
-    reported, even when the condition is the one that enables the scaler.
+    the scaler steps is known to hold its parameters. A conversion under an `if` is reported
+    only when the condition is the flag that enables the scaler (`if cfg.fp16:` beside
+    `GradScaler(enabled=cfg.fp16)`, in the same module), or a configuration constant that is
+    always true.
 
     ## Fix safety
     Removing the conversion is offered as an unsafe fix: the fp16 weights may be intended

@@ -13,11 +13,14 @@ class BceUnderAutocast(Rule):
     `torch.binary_cross_entropy`) and `nn.BCELoss` calls that run under an enabled CUDA
     autocast region: lexically inside `with torch.autocast("cuda", ...)` (or
     `torch.cuda.amp.autocast()`, or a device that is not a literal), in a function decorated
-    with autocast (an autocast-decorated `forward`), or in a helper of the same file called
-    from such a region. A `BCELoss` call is a call of `nn.BCELoss()(p, y)`, or of a name or
-    `self` attribute bound only to `nn.BCELoss(...)`.
+    with autocast (an autocast-decorated `forward`), in a helper of the same file called
+    from such a region, or in the `forward` of a loss module called there (`criterion(p, y)`
+    with `criterion = DiceBCELoss()`, `self.criterion = FocalBCE()`, `FocalBCE()(p, y)`, a
+    combined loss holding one). A `BCELoss` call is a call of `nn.BCELoss()(p, y)`, or of a name
+    or `self` attribute bound only to `nn.BCELoss(...)`.
 
-    The finding is reported on the BCE call.
+    The finding is reported on the BCE call; when the loss module's class lives in another
+    project module, on the call of the loss object, with the BCE as related location.
 
     A region with `enabled=<variable>` counts as enabled (the code is meant to run with
     autocast on); a nested `torch.autocast(..., enabled=False)`, an autocast region with the
@@ -45,8 +48,9 @@ class BceUnderAutocast(Rule):
     ```
 
     ## Known problems
-    A model whose `forward` computes BCE and is called under autocast from another file (or
-    through `model(x)`) is not seen. A region whose device is a variable that is always
+    A loss module is recognised through the names and attributes bound to its constructor;
+    one handed in as a parameter, built by a factory function or picked from a registry is not
+    seen. A region whose device is a variable that is always
     `"cpu"` at run time is reported although CPU autocast accepts BCE. Other backends that
     ban BCE under autocast (besides CUDA) are not considered.
 
