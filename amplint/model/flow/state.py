@@ -308,38 +308,26 @@ def prune(states: set[State]) -> set[State]:
     items = list(_merge_flags(states))
     out = set()
     for i, s in enumerate(items):
-        same = []
-        for j, t in enumerate(items):
-            if j != i and leq(s, t):
-                if not leq(t, s):
-                    break  # strictly covered
-                same.append(t)
-        else:
-            if not same:
-                out.add(s)
-                continue
-            group = [s, *same]
-            rep = min(group, key=_canonical_key)
-            if rep is s:
-                out.add(_merged(rep, group))
+        same = [t for j, t in enumerate(items) if j != i and leq(s, t)]
+        if any(not leq(t, s) for t in same):
+            continue  # strictly covered
+        group = [s, *same]
+        if min(group, key=_canonical_key) is s:
+            out.add(_trust_join(s, group) if same else s)
     return out
 
 
 def _canonical_key(st: State) -> tuple:
     """An order on equivalent states that does not depend on object addresses."""
     p = st.path
-    return (len(st.scalers), tuple(k for k, _f in st.scalers), p.approx, p.handled, len(p.dropped),
-            sorted(p.dropped))
+    return len(st.scalers), tuple(k for k, _f in st.scalers), p.approx, p.handled, len(p.dropped), sorted(p.dropped)
 
 
-def _merged(rep: State, group: list[State]) -> State:
-    approx = all(st.path.approx for st in group)
-    handled = all(st.path.handled for st in group)
-    dropped = frozenset().union(*(st.path.dropped for st in group))
-    p = rep.path
-    if (approx, handled, dropped) == (p.approx, p.handled, p.dropped):
-        return rep
-    return rep.with_path(approx=approx, handled=handled, dropped=dropped)
+def _trust_join(rep: State, group: list[State]) -> State:
+    """``rep`` trusted when one state of ``group`` is (exact, not through a handler), with every
+    condition any of them forgot."""
+    return rep.with_path(approx=all(st.path.approx for st in group), handled=all(st.path.handled for st in group),
+                         dropped=frozenset().union(*(st.path.dropped for st in group)))
 
 
 def widen(states: set[State], keep_key=None, relevant=frozenset(), prefer=None, cap: int = MAX_STATES) -> set[State]:
@@ -377,18 +365,7 @@ def _merge_flags(states: set[State]) -> set[State]:
         groups.setdefault((p.assume, p.scaled, p.plain, st.scalers, st.mon), []).append(st)
     if len(groups) == len(states):
         return states
-    out = set()
-    for group in groups.values():
-        if len(group) == 1:
-            out.add(group[0])
-            continue
-        first = group[0]
-        out.add(first.with_path(
-            approx=all(st.path.approx for st in group),
-            handled=all(st.path.handled for st in group),
-            dropped=frozenset().union(*(st.path.dropped for st in group)),
-        ))
-    return out
+    return {group[0] if len(group) == 1 else _trust_join(group[0], group) for group in groups.values()}
 
 
 def _same_dropped(states: set[State]) -> set[State]:
