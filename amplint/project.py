@@ -875,17 +875,19 @@ class ProjectLink:
         self.consulted.add(path)
         return frozenset(n for n in self.project._top_level_names(path) if not n.startswith("_"))
 
-    def symbol(self, qual: str, depth: int = 0):
+    def symbol(self, qual: str, depth: int = 0, gated: bool = True):
         """``(model, FunctionInfo | ClassInfo)`` for a dotted name as this module's imports
-        qualify it (relative or absolute), following re-exports; None outside the project."""
+        qualify it (relative or absolute), following re-exports; None outside the project. A
+        definition whose text shows nothing another module's protocol reads is left unread
+        unless ``gated`` is False (a configuration class whose field defaults a rule reads)."""
         if depth > 4 or qual is None:
             return None
-        key = (qual, depth)
+        key = (qual, depth, gated)
         if key not in self._symbols:
-            self._symbols[key] = self._symbol(qual, depth)
+            self._symbols[key] = self._symbol(qual, depth, gated)
         return self._symbols[key]
 
-    def _symbol(self, qual: str, depth: int):
+    def _symbol(self, qual: str, depth: int, gated: bool = True):
         full = self.project.absolute(self.path, qual)
         if full is None or full.split(".", 1)[0] in ("torch", "typing", "numpy"):
             return None
@@ -894,7 +896,7 @@ class ProjectLink:
             return None
         path, attr = hit
         self.consulted.add(path)  # read (its text at least): a change to it can change this module's facts
-        if not attr or not self.project.may_matter(path, attr.partition(".")[0]):
+        if not attr or gated and not self.project.may_matter(path, attr.partition(".")[0]):
             return None
         model = self.cache.model(self.project, path)
         if model is None:
@@ -906,7 +908,7 @@ class ProjectLink:
             q = model.imports.names.get(head)
             if q is None:
                 return None
-            return model.project.symbol(q + ("." + rest if rest else ""), depth + 1)
+            return model.project.symbol(q + ("." + rest if rest else ""), depth + 1, gated)
         if rest:
             if hasattr(obj, "methods"):
                 m = obj.methods.get(rest)

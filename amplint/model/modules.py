@@ -66,8 +66,7 @@ def _guard_excuses(model, site, uf) -> bool:
     ``step`` raises."""
     if not guarded(site.func, site.stmt):
         return False
-    if site.arms and all(isinstance(branch, cst.If) and test is not None and _constant(model, site.func, test, i == 0)
-                         for branch, test, i in site.arms):
+    if _constant_guard(model, site):
         return False  # ``if CFG.half_weights:`` with ``half_weights = True`` in the config class
     if not site.arms or any(not isinstance(branch, cst.If) or test is None for branch, test, _i in site.arms):
         return True
@@ -85,11 +84,45 @@ def _guard_excuses(model, site, uf) -> bool:
     return False
 
 
+def _config_classes(model, text: str | None) -> list:
+    """The class an annotation names: of this module, or of another project module, read even
+    when nothing in it matters to the protocol (a dataclass of settings)."""
+    if text is None:
+        return []
+    hit = model.scopes.classes_named(text)
+    if hit or model.project is None:
+        return hit
+    qual = model.imports.resolve(text)
+    found = model.project.symbol(qual, gated=False) if qual is not None else None
+    return [found[1]] if found is not None and hasattr(found[1], "methods") else []
+
+
+def _constant_guard(model, site) -> bool:
+    """Every condition the conversion sits under is a configuration constant that selects it."""
+    return bool(site.arms) and all(isinstance(branch, cst.If) and test is not None
+                                   and _constant(model, site.func, test, i == 0) for branch, test, i in site.arms)
+
+
 def _constant(model, func, test, truth: bool) -> bool:
     """``test`` only ever holds literals of that truth (a config class's ``half_weights = True``
-    that nothing rebinds)."""
+    that nothing rebinds, or the field default of the config class a parameter is annotated
+    with: ``cfg: SegConfig`` with ``half_precision: bool = True``)."""
     vals = model.values.of(func, test)
-    return bool(vals) and all(v.kind == "literal" and bool(v.data) is truth for v in vals)
+    if vals and all(v.kind == "literal" and bool(v.data) is truth for v in vals):
+        return True
+    if not isinstance(test, cst.Attribute) or not isinstance(test.value, cst.Name):
+        return False
+    binds = model.scopes.lookup(func, test.value.value)
+    if len(binds) != 1 or binds[0].kind != "param" or binds[0].annotation is None:
+        return False
+    ann = binds[0].annotation
+    text = dotted_text(ann.annotation if isinstance(ann, cst.Annotation) else ann)
+    for cls in _config_classes(model, text)[:1]:
+        owner = getattr(cls, "owner_model", None) or model
+        # (``half_precision: bool = True``: the annotation's ``bool`` says nothing more)
+        vals = {v for b in owner.scopes.attr(cls, test.attr.value) for v in owner.values.binding(b) if v.kind != "bool"}
+        return bool(vals) and all(v.kind == "literal" and bool(v.data) is truth for v in vals)
+    return False
 
 
 def _is_fp16_conversion(model, site) -> bool:
@@ -406,7 +439,8 @@ def _built_for_importers(model, uf) -> list:
     optimizer over its parameters, in a module that builds the scaler. A conversion under an
     ``if`` counts only when the builder's module also builds the scaler, enabled by the very
     flag the ``if`` tests (``if cfg.fp16: model = model.half()`` beside ``GradScaler("cuda",
-    enabled=cfg.fp16)``): whenever the flag is on, the first ``step`` raises."""
+    enabled=cfg.fp16)``): whenever the flag is on, the first ``step`` raises; or when the flag
+    is a configuration constant that is on (``half_precision: bool = True`` in the config class)."""
     if uf.ctors and all(c.enabled is False for c in uf.ctors):
         return []
     out = []
@@ -416,7 +450,8 @@ def _built_for_importers(model, uf) -> list:
         keys = _module_keys(model, site)
         if not keys or not _returned(site.func, keys):
             continue
-        if guarded(site.func, site.stmt) and (not uf.ctors or _guard_excuses(model, site, uf)):
+        if guarded(site.func, site.stmt) and (_guard_excuses(model, site, uf) if uf.ctors else not _constant_guard(
+                model, site) or any(_INFERENCE_WORDS.search(model.code_for(t)) for _b, t, _i in site.arms)):
             continue
         if _returned_to_training(model, site.func, keys):
             out.append((site, keys))
