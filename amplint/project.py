@@ -144,9 +144,23 @@ _TOP_LEVEL_LINE = re.compile(rb"^[^ \t\r\n#)\]}]", re.M)
 #: what a module must show for its functions and classes to matter to another module's flow:
 #: protocol evidence, an optimizer step (a helper stepping past the scaler), an autocast region,
 #: an optimizer's constructor (a builder whose optimizer holds a model converted to fp16), a
-#: binary cross-entropy (a loss module called under another module's autocast)
+#: binary cross-entropy (a loss module called under another module's autocast), a hook called by
+#: name (a callback handler's ``getattr(cb, event)(trainer)``)
 _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autocast|custom_fwd|custom_bwd"
-                            rb"|\boptim\.[A-Z]\w*\s*\(|binary_cross_entropy|BCELoss")
+                            rb"|\boptim\.[A-Z]\w*\s*\(|binary_cross_entropy|BCELoss|\bgetattr\([^()]*\)\s*\(")
+
+
+def _dispatchers(model) -> list:
+    """Functions that call hooks by name (a callback handler's ``getattr(cb, event)(trainer)``):
+    an importer that runs them runs this module's hook classes too."""
+    import libcst as cst
+
+    out = []
+    for c in model.calls:
+        f = c.node.func
+        if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and c.func not in out:
+            out.append(c.func)
+    return out
 
 
 def find_root(path: Path) -> Path:
@@ -956,7 +970,7 @@ class ProjectLink:
         bases = uses = None
         if model is not None:
             names = set()
-            for f in model.relevant_functions() + model.fp16_builders() + model.checkpoint_savers():
+            for f in model.relevant_functions() + model.fp16_builders() + model.checkpoint_savers() + _dispatchers(model):
                 cls = f.cls
                 while cls is not None and cls.parent is not None:
                     cls = cls.parent

@@ -1,0 +1,2 @@
+from .events import EventBus, GradMonitor, Hook
+from .fitter import Fitter
