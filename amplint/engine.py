@@ -236,7 +236,7 @@ class Linter:
         if not force and not reached and not self.prefilter(data):
             if explicit:
                 err = _cpython_syntax_error(data, name)
-                if err is not None:
+                if err is not None and not _newer_grammar(data.decode("utf-8", "replace"), err):
                     result.diagnostics.append(err)
             return result
         if len(data) > self.settings.max_file_size:
@@ -274,16 +274,21 @@ class Linter:
             magics = blank_magics(source.text)
             tree = _cpython_parse(magics[0], name)[0] if magics is not None else None
             if tree is None:
-                result.diagnostics.append(err)
-                return result
-            # a notebook exported as a script: the escape lines are an AMP000, the rest is linted
-            result.diagnostics.append(_syntax_diag(
-                name, f"IPython escape line (`!`/`%` shell or magic command) is not Python; {len(magics[1])} such "
-                "line(s) are read as `pass` and the rest is checked", magics[1][0][0], 1))
+                if not _newer_grammar(source.text, err):
+                    result.diagnostics.append(err)
+                    return result
+                # syntax of a newer Python than this one (3.12's f-strings, ``type`` aliases):
+                # LibCST's grammar reads it, and the file is analysed without the AST screens
+                magics = None
+            else:
+                # a notebook exported as a script: the escape lines are an AMP000, the rest is linted
+                result.diagnostics.append(_syntax_diag(
+                    name, f"IPython escape line (`!`/`%` shell or magic command) is not Python; {len(magics[1])} such "
+                    "line(s) are read as `pass` and the rest is checked", magics[1][0][0], 1))
         raw = data if data is not None else source.text.encode("utf-8", "surrogatepass")
         from .screen import SCREENS, facts
 
-        f = facts(tree, self.settings.options.scaler_names)
+        f = facts(tree, self.settings.options.scaler_names) if tree is not None else None
         if force:
             rules = list(self.rules)
         else:
@@ -291,12 +296,12 @@ class Linter:
             if not reached and any("scaler" in r.triggers and not present.passes(r.triggers) for r in self.rules):
                 reached = self._reached_by_scaler_code(name, raw)
             rules = [r for r in self.rules if present.passes(r.triggers) or reached and "scaler" in r.triggers]
-            rules = [r for r in rules if not self._screens[r.code] or any(SCREENS[s](f) for s in self._screens[r.code])
-                     or reached and "scaler" in r.triggers]
+            rules = [r for r in rules if f is None or not self._screens[r.code]
+                     or any(SCREENS[s](f) for s in self._screens[r.code]) or reached and "scaler" in r.triggers]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
         node_limit = self.settings.max_file_size // BYTES_PER_NODE
-        if f.nodes > node_limit:
+        if f is not None and f.nodes > node_limit:
             # LibCST and the model need about 5-6 KB and up to 105 us per node (bench/shapes.py): past
             # this, a file under the byte limit would still cost over 5 s and 500 MB
             result.warnings.append(
@@ -304,7 +309,7 @@ class Linter:
                 f"({self.settings.max_file_size / 1024**2:.1f} MB) allows (one per {BYTES_PER_NODE} bytes); raise it in "
                 "[tool.amplint]")
             return result
-        if f.longest_chain > MAX_CHAIN:
+        if f is not None and f.longest_chain > MAX_CHAIN:
             result.diagnostics.append(_syntax_diag(
                 name, f"the file holds an expression chain of {f.longest_chain} links (over {MAX_CHAIN}): not analysed", 1, 1))
             return result
@@ -805,6 +810,28 @@ def _cpython_parse(data: bytes | str, name: str) -> tuple[ast.Module | None, Dia
         return None, _syntax_diag(name, "SyntaxError: the code is nested too deeply", 1, 1)
     except ValueError:  # NUL bytes (older Pythons raise ValueError)
         return None, _nul_diagnostic(data, name)
+
+
+#: what Python 3.11 says of the syntax 3.12 added (f-strings that nest quotes, break lines or
+#: hold backslashes and comments; ``type`` aliases; generic ``def f[T]()`` / ``class C[T]:``)
+_NEWER_SYNTAX = re.compile(r"SyntaxError: (f-string: |unterminated string literal|invalid syntax$|expected '\('$"
+                           r"|unexpected character after line continuation character$)")
+
+
+def _newer_grammar(text: str, err: Diagnostic) -> bool:
+    """This interpreter rejects ``text`` but a newer Python's grammar, as LibCST parses it,
+    accepts it (3.12's nested quotes and line breaks in f-strings, ``type`` aliases, generic
+    ``def f[T]()``): only a syntax error, never NUL bytes or nesting too deep to compile, and
+    only on interpreters older than the newest grammar LibCST reads."""
+    if sys.version_info >= (3, 14) or not _NEWER_SYNTAX.match(err.message):
+        return False  # (a TabError, nesting too deep to compile: no newer Python accepts those)
+    from .cstparse import parse_module
+
+    try:
+        _run_big_stack(lambda: parse_module(text))
+    except Exception:  # noqa: BLE001 - LibCST's parse errors, and anything its parser raises
+        return False
+    return True
 
 
 def _nul_diagnostic(data: bytes | str, name: str) -> Diagnostic:

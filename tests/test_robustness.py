@@ -16,6 +16,10 @@ LOOP = b"for b in loader:\n    scaler.scale(b).backward()\n    scaler.step(opt)\
 CASES = {
     # name: (bytes, expected (code, row, col) list or None for "no finding")
     "python2.py": (HEADER + b"print 'hello'\n", [("AMP000", 3, 1)]),
+    # Python 3.12 syntax (a line break in an f-string's braces, a ``type`` alias, a generic
+    # function): analysed on an older interpreter too, through LibCST's grammar
+    "py312_syntax.py": (HEADER + b'type Batch = list[int]\nprint(f"{scaler\n}")\ndef first[T](xs: list[T]) -> T:\n'
+                        b"    return xs[0]\n" + LOOP, [("AMP001", 10, 5)]),
     "latin1_cookie.py": (b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + HEADER + LOOP, [("AMP001", 7, 5)]),
     "latin1_no_cookie.py": (b"# caf\xe9\n" + HEADER, [("AMP000", 1, 6)]),
     "bad_cookie.py": (b"# -*- coding: klingon -*-\n" + HEADER, [("AMP000", 1, 1)]),
