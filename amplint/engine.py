@@ -698,13 +698,19 @@ class Resolver:
             noqa_row=start.row,
             fix=fix,
             severity=rule.severity,
-            related=tuple(self.related(r, name) for r in f.related),
+            related=tuple(rel for rel in (self.related(r, name) for r in f.related) if rel is not None),
         )
 
-    def related(self, r, name: str) -> Related:
+    def related(self, r, name: str) -> Related | None:
+        """A related location; None for a node this file's tree does not hold (a rule handing on a
+        node of another module without :func:`~amplint.rules.common.related_at`): the finding
+        stands without it."""
         if len(r) == 2:
             node, message = r
-            start, end = self.range(node)
+            try:
+                start, end = self.range(node)
+            except KeyError:
+                return None
             return Related(name, start, end, message)
         filename, (row, col), (end_row, end_col), message = r
         return Related(filename, Location(row, col), Location(end_row, end_col), message)

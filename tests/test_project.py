@@ -96,6 +96,16 @@ def test_a_cross_module_finding_says_where_the_protocol_comes_from():
     assert any(Path(r["filename"]).name == "trainer.py" for r in clip["related"]), clip["related"]
 
 
+def test_a_bypassing_step_of_another_module_is_a_related_location_of_the_update():
+    """The wrapper's ``update()`` that only optimizer steps of its importer precede (AMP006) names
+    those steps, in the importer's file, in source order (once an internal error: a node of
+    another module looked up in this file's positions)."""
+    diags = _cli("gan/amp.py", cwd=PROJECTS / "wrapper_update_bypass")
+    update = next(d for d in diags if d["code"] == "AMP006")
+    assert [(Path(r["filename"]).name, r["location"]["row"]) for r in update["related"]] == [
+        ("train.py", 12), ("train.py", 28)]
+
+
 def test_project_root_and_module_names(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
     src = tmp_path / "src" / "pkg" / "sub"

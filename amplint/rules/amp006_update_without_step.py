@@ -4,7 +4,7 @@ from typing import Iterable
 
 from . import edits
 from .base import Finding, Rule
-from .common import call_text, display_key, recv_text
+from .common import call_text, display_key, recv_text, related_at
 
 
 class UpdateWithoutStep(Rule):
@@ -87,5 +87,6 @@ class UpdateWithoutStep(Rule):
                 stmt=site.stmt,
                 message=self.message.format(call=call, scaler=scaler),
                 fix=edits.move_under_previous_guard(model, site, self.fix_title.format(call=call, scaler=scaler)),
-                related=tuple((n, "this `step()` consumed the scaled gradients instead (AMP003)") for n in bypass),
+                related=tuple(r for n in bypass
+                              for r in related_at(model, n, "this `step()` consumed the scaled gradients instead (AMP003)")),
             )
