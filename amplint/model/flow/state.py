@@ -308,17 +308,19 @@ def prune(states: set[State]) -> set[State]:
     items = list(_merge_flags(states))
     out = set()
     for i, s in enumerate(items):
-        same = [t for j, t in enumerate(items) if j != i and leq(s, t)]
-        if any(not leq(t, s) for t in same):
-            continue  # strictly covered
-        group = [s, *same]
-        if min(group, key=_canonical_key) is s:
-            out.add(_trust_join(s, group) if same else s)
+        same = []
+        for j, t in enumerate(items):
+            if j != i and leq(s, t):
+                if not leq(t, s):
+                    break  # strictly covered
+                same.append(t)
+        else:
+            if min([s, *same], key=_canonical_key) is s:
+                out.add(_trust_join(s, [s, *same]) if same else s)
     return out
 
 
-def _canonical_key(st: State) -> tuple:
-    """An order on equivalent states that does not depend on object addresses."""
+def _canonical_key(st: State) -> tuple:  # an order on equivalent states that no address decides
     p = st.path
     return len(st.scalers), tuple(k for k, _f in st.scalers), p.approx, p.handled, len(p.dropped), sorted(p.dropped)
 
