@@ -153,14 +153,9 @@ _LINK_EVIDENCE = re.compile(PROTOCOL_EVIDENCE.pattern + rb"|\.\s*step\s*\(|autoc
 def _dispatchers(model) -> list:
     """Functions that call hooks by name (a callback handler's ``getattr(cb, event)(trainer)``):
     an importer that runs them runs this module's hook classes too."""
-    import libcst as cst
+    from .model.names import calls_by_name
 
-    out = []
-    for c in model.calls:
-        f = c.node.func
-        if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr" and c.func not in out:
-            out.append(c.func)
-    return out
+    return list({c.func: None for c in model.calls if calls_by_name(c.node)})
 
 
 def find_root(path: Path) -> Path:

@@ -167,3 +167,9 @@ _STAR_CONVENTIONS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.function
 
 def _known_symbol(qual: str) -> bool:
     return qual in _ALL_KNOWN
+
+
+def calls_by_name(call: cst.Call) -> bool:
+    """``getattr(obj, name)(...)``: a hook (a method chosen by its name) called on ``obj``."""
+    f = call.func
+    return isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ... import torch_api as T
+from .. import names as N
 from ..scopes import owner_class
 from ..structure import CallSite, FunctionInfo
 from ..syntax import expr_key
@@ -66,8 +67,7 @@ class Objects:
                 return False
             if any(expr_key(a.value) in ("self", "cls") for a in c.node.args):
                 return False
-            f = c.node.func
-            if isinstance(f, cst.Call) and isinstance(f.func, cst.Name) and f.func.value == "getattr":
+            if N.calls_by_name(c.node):
                 return False  # a hook called by name (a callback handler's ``getattr(cb, event)(trainer)``)
             if c.text is None and isinstance(c.node.func, cst.Attribute) and isinstance(c.node.func.value, cst.Call):
                 inner = c.node.func.value.func
