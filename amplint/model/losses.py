@@ -111,11 +111,16 @@ def _bound_values(model, site) -> list:
     """What ``criterion`` / ``self.criterion`` is bound to (assignments of its scope or class)."""
     text = site.text
     if text.startswith("self.") and text.count(".") == 1:
-        cls = owner_class(site.func)
-        return [a.value for a in model.assignments if text in a.targets and cls is not None and owner_class(a.func) is cls]
+        return [a.value for a in _class_assigns(model, site)]
     if "." in text:
         return []
     return [b.value for b in model.scopes.lookup(site.func, text) if b.kind == "assign" and b.value is not None]
+
+
+def _class_assigns(model, site) -> list:
+    """The assignments of ``self.<attr>`` (the call's receiver text) in the methods of its class."""
+    cls = owner_class(site.func)
+    return [] if cls is None else [a for a in model.assignments if site.text in a.targets and owner_class(a.func) is cls]
 
 
 def loss_modules_under_autocast(model) -> list:
@@ -180,10 +185,7 @@ def _bound_to_bce_loss(model, site) -> bool:
 
     text = site.text
     if text.startswith("self.") and text.count(".") == 1:
-        cls = owner_class(site.func)
-        if cls is None:
-            return False
-        assigns = [a for a in model.assignments if text in a.targets and owner_class(a.func) is cls]
+        assigns = _class_assigns(model, site)
     elif "." not in text and text in site.func.params and text not in site.func.assigned:
         # ``criterion`` handed in by the file's callers (``finetune(model, loader, criterion)``):
         # a BCE loss when every call passes one

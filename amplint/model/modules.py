@@ -84,19 +84,6 @@ def _guard_excuses(model, site, uf) -> bool:
     return False
 
 
-def _config_classes(model, text: str | None) -> list:
-    """The class an annotation names: of this module, or of another project module, read even
-    when nothing in it matters to the protocol (a dataclass of settings)."""
-    if text is None:
-        return []
-    hit = model.scopes.classes_named(text)
-    if hit or model.project is None:
-        return hit
-    qual = model.imports.resolve(text)
-    found = model.project.symbol(qual, gated=False) if qual is not None else None
-    return [found[1]] if found is not None and hasattr(found[1], "methods") else []
-
-
 def _constant_guard(model, site) -> bool:
     """Every condition the conversion sits under is a configuration constant that selects it."""
     return bool(site.arms) and all(isinstance(branch, cst.If) and test is not None
@@ -117,7 +104,7 @@ def _constant(model, func, test, truth: bool) -> bool:
         return False
     ann = binds[0].annotation
     text = dotted_text(ann.annotation if isinstance(ann, cst.Annotation) else ann)
-    for cls in _config_classes(model, text)[:1]:
+    for cls in (model.scopes.classes_named(text, gated=False) if text else [])[:1]:
         owner = getattr(cls, "owner_model", None) or model
         # (``half_precision: bool = True``: the annotation's ``bool`` says nothing more)
         vals = {v for b in owner.scopes.attr(cls, test.attr.value) for v in owner.values.binding(b) if v.kind != "bool"}

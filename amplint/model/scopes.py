@@ -98,9 +98,10 @@ class Scopes:
     link = None
     imports = None
 
-    def classes_named(self, name: str) -> list[ClassInfo]:
+    def classes_named(self, name: str, gated: bool = True) -> list[ClassInfo]:
         """The class a name (or dotted name) means in this module: one of its own, or, through
-        its imports, one of another project module."""
+        its imports, one of another project module (read even when nothing in it matters to the
+        protocol, unless ``gated``: a dataclass of settings whose field defaults a rule reads)."""
         if "." not in name:
             hit = self.by_name.get(name, [])
             if hit or self.link is None:
@@ -108,7 +109,7 @@ class Scopes:
         if self.link is None or self.imports is None:
             return []
         qual = self.imports.resolve(name)
-        found = self.link.symbol(qual) if qual is not None else None
+        found = self.link.symbol(qual, gated=gated) if qual is not None else None
         return [found[1]] if found is not None and hasattr(found[1], "methods") else []
 
     def base_classes(self, cls: ClassInfo) -> list[ClassInfo]:
