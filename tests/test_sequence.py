@@ -274,10 +274,29 @@ def test_widened_paths_are_speculative():
     assert codes_and_rows(_src(body)) == []
 
 
-def test_handler_paths_are_speculative():
+def test_handler_paths_reach_the_update():
+    # an OOM in backward skips the step; the handler falls through to an update with no inf
+    # checks recorded (``AssertionError``): the update is not dominated by the step (AMP006)
     src = _src(
         "try:\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\nexcept RuntimeError:\n    print('oom')\n"
         "scaler.update()\n"
+    )
+    assert "AMP006" in {c for c, _ in codes_and_rows(src)}
+
+
+def test_handler_paths_stay_speculative_for_other_rules():
+    # the same handler path does not make the next iteration's step an AMP001
+    src = _src(
+        "try:\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\nexcept RuntimeError:\n    print('oom')\n"
+        "    continue\nscaler.update()\n"
+    )
+    assert {c for c, _ in codes_and_rows(src)} == set()
+
+
+def test_exception_on_its_way_out_of_finally_is_no_finding():
+    src = _src(
+        "try:\n    scaler.scale(loss).backward()\n    scaler.step(optimizer)\nexcept RuntimeError:\n    raise\n"
+        "finally:\n    scaler.update()\n"
     )
     assert "AMP006" not in {c for c, _ in codes_and_rows(src)}
 

@@ -88,21 +88,43 @@ class Dtypes:
                 return True
         return False
 
+    def exclusive(self, arms, other) -> bool:
+        """Two points never run in one pass: arms of one ``if`` with different indexes, or of two
+        ``if``s testing the same expression (``if not self.use_amp:`` written twice)."""
+        if not arms or not other:
+            return False
+        texts = None
+        for owner, test, i in arms:
+            for owner2, test2, j in other:
+                if i == j:
+                    continue
+                if owner is owner2:
+                    return True
+                if test is not None and test2 is not None and owner is not owner2:
+                    if texts is None:
+                        texts = {}
+                    a = texts.setdefault(id(test), _compact(self.m.code_for(test)))
+                    b = texts.setdefault(id(test2), _compact(self.m.code_for(test2)))
+                    if a == b:
+                        return True
+        return False
+
     # --- taint ---------------------------------------------------------------------------------
 
-    def fp16_source(self, func, expr, pos: int, depth: int = 0, on_cuda: bool = False):
-        """The float16 region ``expr`` (read in ``func`` at source position ``pos``) comes from, or
-        None (``on_cuda``: see :meth:`fp16_region`)."""
+    def fp16_source(self, func, expr, pos: int, depth: int = 0, on_cuda: bool = False, arms=()):
+        """The float16 region ``expr`` (read in ``func`` at source position ``pos``, inside the
+        exclusive ``arms``) comes from, or None (``on_cuda``: see :meth:`fp16_region`)."""
         if expr is None or depth > _MAX_DEPTH:
             return None
         for key in _keys(expr):
-            hit = self._key_source(func, key, pos, depth, on_cuda)
+            hit = self._key_source(func, key, pos, depth, on_cuda, arms)
             if hit is not None:
                 return hit
         return None
 
-    def _key_source(self, func, key: str, pos: int, depth: int, on_cuda: bool):
-        bindings = [b for b in self.m.values.bindings_of_key(func, key) if b.order < pos and b.kind != "item"]
+    def _key_source(self, func, key: str, pos: int, depth: int, on_cuda: bool, arms=()):
+        bindings = [b for b in self.m.values.bindings_of_key(func, key) if b.order < pos and b.kind != "item"
+                    and not self.exclusive(b.arms, arms)]
         if not bindings:
             return None
         last = max(bindings, key=lambda b: b.order)
@@ -121,7 +143,7 @@ class Dtypes:
         if r is not None and b.kind in ("assign", "ann", "aug", "walrus") and _computes(b.value):
             return r
         if b.value is not None and b.kind not in ("param", "import", "def", "class"):
-            hit = self.fp16_source(b.func, b.value, b.order, depth + 1, on_cuda)
+            hit = self.fp16_source(b.func, b.value, b.order, depth + 1, on_cuda, b.arms)
             if hit is not None:
                 return hit
         if b.kind == "aug":
@@ -193,7 +215,7 @@ class Dtypes:
                 expr = arg.value if arg is not None else None
             else:
                 expr = site.recv_node
-            r = self.fp16_source(site.func, expr, site.order, on_cuda=True)
+            r = self.fp16_source(site.func, expr, site.order, on_cuda=True, arms=site.arms)
             if r is None and isinstance(expr, cst.Call):
                 r = self._innermost_fp16(site.regions, on_cuda=True)  # computed right there, inside the region
             if r is not None and not self.disabled_here(site.arms, r):

@@ -125,14 +125,15 @@ def _class_assigns(model, site) -> list:
 
 def loss_modules_under_autocast(model) -> list:
     """``(call site, BCE call)`` for calls under a refusing autocast region of this file that run
-    the ``forward`` of a module class of another project module, which computes a BCE (directly
-    or in a function of its module it calls) without disabling autocast first."""
+    the ``forward`` of a module class of another project module, or a plain function of one
+    (``d_loss(p_real, p_fake)``), which computes a BCE (directly or in a function of its module
+    it calls) without disabling autocast first."""
     out = []
     for site in model.calls:
         r = AF.innermost_autocast(site.regions)
         if r is None or site.in_lambda or not _bad_region(model, r) or model.callee_of(site) is not None:
             continue
-        for owner, fwd in _forwards(model, site):
+        for owner, fwd in _forwards(model, site) or _loss_function(model, site):
             if owner is model:
                 continue
             hit = _bce_in(owner, fwd)
@@ -140,6 +141,17 @@ def loss_modules_under_autocast(model) -> list:
                 out.append((site, hit))
                 break
     return out
+
+
+def _loss_function(model, site) -> list:
+    """``(model of its module, function)`` for a call of a plain function of another project
+    module (``from .losses import d_loss`` ... ``d_loss(p_real, p_fake)``)."""
+    if model.project is None or site.text is None or "." in site.text and site.text.split(".", 1)[0] == "self":
+        return []
+    hit = model.target_of(site)
+    if hit is None or hit[0] is model or hit[1].cls is not None:
+        return []
+    return [hit]
 
 
 def _bce_in(owner, func, depth: int = 0):

@@ -84,8 +84,12 @@ def _guard_excuses(model, site, uf) -> bool:
     return False
 
 
-def _constant_guard(model, site) -> bool:
-    """Every condition the conversion sits under is a configuration constant that selects it."""
+def _constant_guard(model, site, off: bool = False) -> bool:
+    """Every condition the conversion sits under is a configuration constant that selects it
+    (``off``: some condition is one that never selects it)."""
+    if off:
+        return any(isinstance(branch, cst.If) and test is not None and _constant(model, site.func, test, i != 0)
+                   for branch, test, i in site.arms)
     return bool(site.arms) and all(isinstance(branch, cst.If) and test is not None
                                    and _constant(model, site.func, test, i == 0) for branch, test, i in site.arms)
 
@@ -351,9 +355,10 @@ def builders(model) -> list:
     return out
 
 
-def _returned_to_training(model, func, keys) -> bool:
+def _returned_to_training(model, func, keys, always: bool = False) -> bool:
     """``func`` returns the converted module (a model builder) to a caller, of this file or
-    another project module, that trains it (:func:`_trains`)."""
+    another project module, that trains it (:func:`_trains`; ``always``: with a scaler that is
+    built unconditionally and always enabled)."""
     if not _returned(func, keys):
         return False
     calls = [(model, c) for f in model.functions for c in f.calls if model.callee_of(c) is func]
@@ -366,24 +371,27 @@ def _returned_to_training(model, func, keys) -> bool:
                 break  # (``.float()``, ``.to(torch.float32)`` undo the conversion)
             node = up.node
         targets = tuple(b.name for b in im.bindings if b.value is node and b.func is call.func)
-        if targets and _trains(im, call.func, targets):
+        if targets and _trains(im, call.func, targets, always=always):
             return True
         # handed on as it is built: ``Runner(cfg, build_model(cfg), device)``
         parent = im.parent_call_of(call.node)
         hit = im.target_of(parent) if parent is not None else None
         if hit is not None:
             params = _params_bound(parent, hit[1], (), node=call.node)
-            if params and _trains(hit[0], hit[1], tuple(params), 1):
+            if params and _trains(hit[0], hit[1], tuple(params), 1, always):
                 return True
     return False
 
 
-def _trains(model, func, keys, depth: int = 0) -> bool:
+def _trains(model, func, keys, depth: int = 0, always: bool = False) -> bool:
     """``keys`` name a module in ``func``: an optimizer ``func`` builds over its parameters is
     stepped by an enabled (not sharded) GradScaler of ``model`` (or, where ``model`` steps no
     scaler itself, goes with its scaler to code that does), or ``func`` hands the module on to
-    code that does (at most three calls deep)."""
+    code that does (at most three calls deep). ``always``: every scaler of ``model`` is built
+    unconditionally and always enabled."""
     uf = facts(model)
+    if always and any(c.enabled is not True or guarded(c.site.func, c.site.stmt) for c in uf.ctors):
+        return False
     if uf.ctors and not all(c.enabled is False for c in uf.ctors) and not any(c.is_sharded for c in uf.ctors):
         steps = uf.calls("step")
         stepped = _stepped(model, steps)
@@ -398,7 +406,7 @@ def _trains(model, func, keys, depth: int = 0) -> bool:
         if hit is None or hit[1] is func:
             continue
         params = _params_bound(c, hit[1], keys)
-        if params and _trains(hit[0], hit[1], tuple(params), depth + 1):
+        if params and _trains(hit[0], hit[1], tuple(params), depth + 1, always):
             return True
     return False
 
@@ -437,10 +445,19 @@ def _built_for_importers(model, uf) -> list:
         keys = _module_keys(model, site)
         if not keys or not _returned(site.func, keys):
             continue
-        if guarded(site.func, site.stmt) and (_guard_excuses(model, site, uf) if uf.ctors else not _constant_guard(
-                model, site) or any(_INFERENCE_WORDS.search(model.code_for(t)) for _b, t, _i in site.arms)):
-            continue
-        if _returned_to_training(model, site.func, keys):
+        always = False
+        if guarded(site.func, site.stmt):
+            if any(_INFERENCE_WORDS.search(model.code_for(t)) for _b, t, _i in site.arms):
+                continue
+            if uf.ctors and _guard_excuses(model, site, uf):
+                continue
+            # under a flag of its own (``if cfg.model.fp16_weights:``): counts where the scaler
+            # that trains the model is always on, whatever the flag (``GradScaler("cuda")``),
+            # unless the flag is a configuration constant that is off (``half_weights = False``)
+            if not uf.ctors and _constant_guard(model, site, off=True):
+                continue
+            always = not uf.ctors and not _constant_guard(model, site)
+        if _returned_to_training(model, site.func, keys, always):
             out.append((site, keys))
     return out
 

@@ -19,8 +19,9 @@ class BceUnderAutocast(Rule):
     combined loss holding one). A `BCELoss` call is a call of `nn.BCELoss()(p, y)`, or of a name
     or `self` attribute bound only to `nn.BCELoss(...)`.
 
-    The finding is reported on the BCE call; when the loss module's class lives in another
-    project module, on the call of the loss object, with the BCE as related location.
+    The finding is reported on the BCE call; when the loss module's class, or a loss function
+    (`from .losses import d_loss`), lives in another project module, on the call of the loss,
+    with the BCE as related location.
 
     A region with `enabled=<variable>` counts as enabled (the code is meant to run with
     autocast on); a nested `torch.autocast(..., enabled=False)`, an autocast region with the
@@ -69,7 +70,7 @@ class BceUnderAutocast(Rule):
     code = "AMP103"
     name = "bce-under-autocast"
     message = "`{call}` under CUDA autocast raises RuntimeError: use `{instead}` on the logits"
-    module_message = ("`{call}(...)` runs a loss module that computes a binary cross-entropy, which raises "
+    module_message = ("`{call}(...)` runs a loss (of another module) that computes a binary cross-entropy, which raises "
                       "RuntimeError under CUDA autocast: compute it with `F.binary_cross_entropy_with_logits` on "
                       "the logits, or outside autocast")
     fix_title = "Use `{instead}` on the logits and drop the sigmoid"

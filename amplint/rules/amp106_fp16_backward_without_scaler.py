@@ -14,13 +14,25 @@ class Fp16BackwardWithoutScaler(Rule):
     literally `torch.float16` / `torch.half`, or whose device is `"cuda"` with no dtype
     (CUDA's default is float16, also for `torch.cuda.amp.autocast()`).
 
+    In a file that does have a GradScaler, the same is reported for a plain backward on the
+    paths without it: the arm of `if scaler is not None:` / `if args.fp16:` that does not use
+    the scaler (or a loss scaled only sometimes, `if scaler: loss = scaler.scale(loss)`), when
+    the loss comes from a float16 autocast that stays on there: one without `enabled=`, or whose
+    `enabled=` flag the path assumes true. A helper's parameter counts through this file's
+    calls that pass it a float16 loss.
+
     The finding is reported on the `backward()` call.
 
     Not reported: bfloat16 regions, CPU autocast without a dtype (bfloat16), regions
     disabled by a literal `enabled=False`, regions whose `enabled=` or `dtype=` is a
     variable (`enabled=use_amp`: amplint cannot tell which configuration runs), inference
     code (no backward), and files with any GradScaler or scaler-like name (a scaler that is
-    bypassed is AMP004's business).
+    bypassed is AMP004's business), except on the paths without it described above. On those,
+    also not reported: an autocast that is itself conditional (`autocast(...) if amp else
+    nullcontext()`) or switched by a flag the path does not decide, paths chosen by the device
+    (`if device.type == "cuda"`: without CUDA, `autocast("cuda")` is off), tensors another loss
+    scaler produced (`with amp.scale_loss(loss, opt) as scaled_loss`), and arms that cannot run
+    (`else` of `if scaler is not None` after `scaler = GradScaler()`).
 
     ## Why is this bad?
     Gradients smaller than float16's smallest subnormal (about 6e-8) flush to zero and
@@ -54,7 +66,9 @@ class Fp16BackwardWithoutScaler(Rule):
 
     ## Known problems
     A scaler that lives in another module (a trainer that owns it) is not seen, and neither
-    is a loss computed by a helper or by a model whose `forward` is autocast-decorated. Code
+    is a loss computed by a helper or by a model whose `forward` is autocast-decorated. A
+    library function whose scaler is an optional parameter (`scaler=None`) with the autocast
+    always on is reported: its callers may leave the scaler out. Code
     that deliberately trains in float16 without scaling (a loss that is known to be large)
     can suppress the finding with `# noqa: AMP106`.
 
@@ -70,6 +84,8 @@ class Fp16BackwardWithoutScaler(Rule):
     code = "AMP106"
     name = "fp16-backward-without-scaler"
     message = "`{call}` back-propagates a float16 autocast loss without a GradScaler: small gradients underflow to zero"
+    UNSCALED_PATH = ("`{call}` back-propagates a float16 autocast loss unscaled on the paths without the "
+                     "GradScaler, but the autocast stays on there: small gradients underflow to zero")
     fix_title = None
     fix_availability = "none"
     triggers = ("autocast",)
@@ -77,5 +93,10 @@ class Fp16BackwardWithoutScaler(Rule):
     reported_on = "the `backward()` call"
 
     def check(self, model) -> Iterable[Finding]:
+        from ..model.flow.dtype_queries import fp16_backwards_on_unscaled_paths
+
         for site in model.dtypes.fp16_backwards_without_scaler():
             yield Finding(node=site.node, stmt=site.stmt, message=self.message.format(call=call_text(model, site)))
+        if model.scalers.any():
+            for site, _region in fp16_backwards_on_unscaled_paths(model):
+                yield Finding(node=site.node, stmt=site.stmt, message=self.UNSCALED_PATH.format(call=call_text(model, site)))

@@ -72,7 +72,7 @@ class SchedulerStepsOnSkippedStep(Rule):
         seen: set[int] = set()
         for obs in model.observations("update"):
             site = obs.site
-            if site is None or eval_context(obs) is not None:
+            if site is None or eval_context(obs, model) is not None:
                 continue
             func = site.func
             # a read of the scale that is only logged (``print(f"{scaler.get_scale()}")``) decides

@@ -16,6 +16,7 @@ from ... import torch_api as T
 from ..events import CASTS, steps_through_receiver
 from ..structure import CallSite
 from ..syntax import expr_key
+from .interproc import target_heads
 from .monitors import announce
 from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS, State
 
@@ -137,6 +138,10 @@ class Calls:
         atoms = [f"type({key}) is {cls.name}#{i}" for i, cls in enumerate(classes)]
         self._relevant_keys.update(atoms)
         out: set[State] = set()
+        # a loop over the objects (``for h in self.hooks: h.after_iter(self)``) runs every one:
+        # a path on which only those that leave the scaler alone ran is speculative
+        each = cs.loops and isinstance(cs.loops[-1], cst.For) and recv in target_heads(cs.loops[-1].target)
+        touching = [c for c in classes if self._touches(self.m.scopes.method(c, method))] if each else []
         for i, cls in enumerate(classes):
             mine = set()
             facts = frozenset((a, j == i) for j, a in enumerate(atoms))
@@ -150,7 +155,10 @@ class Calls:
                     st = st.with_path(assume=p.assume | new, approx=approx)
                 mine.add(st)
             if mine:
-                out |= self.inline(frame, cs, self.m.scopes.method(cls, method), recv, mine, cls)
+                got = self.inline(frame, cs, self.m.scopes.method(cls, method), recv, mine, cls)
+                if touching and cls not in touching:
+                    got = {st if st.path.approx else st.with_path(approx=True) for st in got}
+                out |= got
         return out
 
     def _moved(self, states: set[State], move: tuple, fn) -> set[State]:
@@ -248,6 +256,11 @@ class Calls:
             key = expr_key(a.value)
             if key is not None:
                 reach.append(self.canon(frame, key) or key)
+                if key == "self":
+                    # the object's scalers under the names its caller gave them (``trainer =
+                    # T(model, opt, scaler)`` inlined: ``self.scaler`` is the caller's ``scaler``)
+                    reach.extend(c for c in (self.canon(frame, f"self.{n}") for n in self._names_of_scalers())
+                                 if c is not None and not c.startswith("self."))
         recv = cs.recv
         if recv is not None and self.recv_may_touch(frame, cs) and not self._value_used(cs):
             reach.append(self.canon(frame, recv) or recv)

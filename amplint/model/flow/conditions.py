@@ -62,7 +62,7 @@ class Conditions(ScalerConditions):
             if text is not None:
                 if text in ("True", "False", "None"):
                     return []
-                alias = self._flag_alias(frame.func, text, depth)
+                alias = self._flag_alias(frame.func, text, depth) or self._param_alias(frame, text, depth)
                 if alias is not None:
                     node, func, polarity = alias
                     out = self.cond_facts(self._frame_for(frame, func), node, value == polarity, raw, depth + 1)
@@ -113,6 +113,14 @@ class Conditions(ScalerConditions):
         if func is frame.func:
             return frame
         return self.root_frame(func)
+
+    def _param_alias(self, frame, text: str, depth: int):
+        """:meth:`_flag_alias` of what the root function handed to this parameter
+        (``optim_step(loss, opt, scaler)`` after ``scaler = GradScaler() if amp else None``: the
+        helper's ``if scaler is not None`` is ``amp``)."""
+        if frame.depth != 1 or text not in frame.env or text not in frame.func.params:
+            return None
+        return self._flag_alias(frame.stack[0], frame.env[text], depth + 1)
 
     def _flag_alias(self, func, text: str, depth: int):
         """``(condition node, its function, polarity)`` when ``text`` is a flag bound exactly once
@@ -201,10 +209,15 @@ class Conditions(ScalerConditions):
         """``flag = True`` (``False``, ``None``): on this path, until it is rebound, a test of
         the flag takes the arm the literal selects."""
         truth = self.flag_truth(value) if key in self.interesting else None
-        if truth is None:
+        if truth is None or frame.func.is_module and self._constant(frame.func, key):
+            # (a module constant, ``CLIP = False`` bound once at the top of a script, is a switch
+            # its user flips: both arms of ``if CLIP:`` are configurations of the program)
             return states
         fact = (self.canon(frame, key) or key, truth)
         return {st.with_path(assume=st.path.assume | {fact}) for st in states}
+
+    def _constant(self, func, key: str) -> bool:
+        return "." not in key and sum(1 for b in self.m.values.bindings_of_key(func, key) if b.kind != "param") == 1
 
     def flag_truth(self, value) -> bool | None:
         """The truth a binding gives a flag: a ``True``/``False``/``None`` literal's, or true for

@@ -6,12 +6,12 @@ from __future__ import annotations
 from .state import CLEAN
 
 
-def eval_context(obs) -> str | None:
+def eval_context(obs, model=None) -> str | None:
     """Where a scaler call observation runs in evaluation code, in words, or None:
     gradients disabled (for ``scale``, or when no scaled backward precedes), or after
     ``m.eval()`` / in an evaluation function with no backward."""
     disabled = obs.grad_disabled is not None
-    if disabled and (obs.kind == "scale" or _no_backward_before(obs)):
+    if disabled and (obs.kind == "scale" or _no_backward_before(obs) or _backward_disabled_too(model, obs)):
         return "gradients are disabled here"
     for r in reversed(obs.regions):
         # (the words say where the call is, not which path made it count: under no_grad they
@@ -22,6 +22,21 @@ def eval_context(obs) -> str | None:
         if r.kind == "eval_name" and not r.has_backward:
             return "gradients are disabled here" if disabled else "an evaluation function with no backward"
     return None
+
+
+def _backward_disabled_too(model, obs) -> bool:
+    """The scaled backward before the call ran in the same grad-disabled region (``@no_grad``
+    test-time adaptation doing scale/backward/step/update): the step has no gradients of this
+    region to apply. (A ``with torch.no_grad(): scaler.step(opt)`` after a backward outside it
+    is harmless and stays silent.)"""
+    if model is None:
+        return False
+    memo = model.__dict__.setdefault("_disabled_backwards", {})
+    keys = memo.get("keys")
+    if keys is None:
+        keys = memo["keys"] = {(id(o.grad_disabled), o.scaler) for o in model.all_observations("scaled_backward")
+                               if o.grad_disabled is not None}
+    return (id(obs.grad_disabled), obs.scaler) in keys
 
 
 def _no_backward_before(obs) -> bool:
@@ -45,7 +60,7 @@ def scaler_calls_in_eval(model) -> list:
     for obs in model.observations("scale", "unscale", "step", "update"):
         if obs.site is None or obs.node in seen:
             continue
-        where = eval_context(obs)
+        where = eval_context(obs, model)
         if where is not None:
             seen.add(obs.node)
             out.append((obs, where))

@@ -27,6 +27,7 @@ from .frames import Frame, Observation, Outs, OverBudget
 from .interproc import Interproc, target_heads
 from .hooks import Hooks
 from .loops import Loops
+from .per_optimizer import PerOptimizer
 from .recreate import Recreations
 from .state import MAX_STATES, State, widen
 # (statement, state) pairs interpreted per top-level function before the analysis of that function
@@ -61,7 +62,7 @@ def _body(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
-class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, Interproc):
+class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, PerOptimizer, Interproc):
     def __init__(self, model) -> None:
         self.m = model
         self.scalers = model.scalers
@@ -72,6 +73,7 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, Interproc):
         self._assigned_in: dict[cst.CSTNode, frozenset[str]] = {}
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._loop_protocol: dict[cst.CSTNode, bool] = {}
+        self._loop_hands: dict[cst.CSTNode, bool] = {}
         self._touch_memo: dict = {}
         self._yield_to: dict = {}  # a generator context manager's call -> the ``with`` body it runs
         self._budget = MAX_STEPS
@@ -281,6 +283,9 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, Interproc):
             incoming = getattr(combined, kind)
             if not incoming:
                 continue
+            if kind == "exc":
+                # an exception on its way out: what ``finally`` does then is no finding of its own
+                incoming = {st if st.path.approx else st.with_path(approx=True) for st in incoming}
             f = self.block(frame, fin, incoming)
             getattr(result, kind).update(f.normal)
             result.merge(f, normal=False)

@@ -371,23 +371,6 @@ class Interproc(Objects):
 
     # --- loops over optimizers ----------------------------------------------------------------
 
-    def over_optimizers(self, frame, s: cst.For, variant: frozenset[str]) -> bool:
-        """A loop whose variant names are the optimizer a scaler steps or unscales in its body,
-        and that scales no loss itself (a loop whose every pass runs a whole scaled iteration,
-        one objective after another, is a training loop)."""
-        from .atoms import mentions_any
-
-        if any(s in c.loops and c.method == "scale" and self.is_scaler(frame, c.recv) for c in frame.func.calls):
-            return False
-        for c in frame.func.calls:
-            if s not in c.loops or c.method not in ("step", "unscale_") or not self.is_scaler(frame, c.recv):
-                continue
-            a = c.arg(0, "optimizer")
-            k = expr_key(a.value) if a is not None else None
-            if k is not None and mentions_any(k, variant):
-                return True
-        return False
-
 
 def _head(key: str) -> str:
     return key.split(".", 1)[0].split("[", 1)[0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import literal_value
+from ..syntax import expr_key, literal_value
 from .atoms import mentions_any
 from .elements import (
     Elements,
@@ -140,6 +140,8 @@ class Loops(Elements):
                 carried |= back
             elif inner:
                 back = {self.next_iteration(st, canon_assigned, keep=True) for st in back}
+                if self.hands_scaler_over(frame, s):
+                    iterated |= back  # (so that the path skipping it is speculative, below)
             else:
                 back = {self.next_iteration(st, canon_assigned) for st in back}
                 iterated |= back
@@ -167,8 +169,10 @@ class Loops(Elements):
         if not infinite:
             exits = head if isinstance(s, cst.For) else self.assume(frame, s.test, False, head)
             if isinstance(s, cst.For) and not per_opt and iterated:
-                # a training loop that never runs once (an empty loader) is not what anyone means:
-                # the path that skips it is kept, but as speculative
+                # a training loop that never runs once (an empty loader) is not what anyone means,
+                # nor a loop handing the scaler to code amplint cannot see (``for h in
+                # self.hooks: h.after_iter(self)``) over no element: the path that skips it is
+                # kept, but as speculative
                 exits = self.widen({st.with_path(approx=True) if st in entry and st not in iterated else st
                                     for st in exits})
             if per_opt and carried:
@@ -221,17 +225,27 @@ class Loops(Elements):
     def loop_bindings(self, s: cst.CSTNode) -> list:
         """The bindings inside loop ``s`` (in the model's order), from an index built once: a
         scan of the file's bindings per loop made a file of many small loops quadratic."""
-        if self._loop_index is None:
-            self._loop_index = _index_by_loop(self.m.bindings), _index_by_loop(self.m.calls)
-        return self._loop_index[0].get(id(s), [])
+        return self._loops_indexed()[0].get(id(s), [])
 
     def loop_calls(self, s: cst.CSTNode) -> list:
         """The call sites inside loop ``s``, in the model's order."""
-        if self._loop_index is None:
-            self.loop_bindings(s)
-        return self._loop_index[1].get(id(s), [])
+        return self._loops_indexed()[1].get(id(s), [])
 
-    _loop_index: tuple[dict, dict] | None = None
+    def _loops_indexed(self) -> tuple[dict, dict]:
+        """The index, extended by what the project modules admitted since it was built bring
+        (a loop of another module's method, inlined: ``opt = self.optimizers[name]`` in it)."""
+        idx = self._loop_index
+        bindings, calls = self.m.bindings, self.m.calls
+        if idx is None:
+            idx = self._loop_index = ({}, {}, [0, 0])
+        done = idx[2]
+        if done[0] != len(bindings) or done[1] != len(calls):
+            _index_by_loop(bindings[done[0]:], idx[0])
+            _index_by_loop(calls[done[1]:], idx[1])
+            done[0], done[1] = len(bindings), len(calls)
+        return idx[0], idx[1]
+
+    _loop_index: tuple[dict, dict, list] | None = None
 
     def loop_assigned(self, s: cst.CSTNode) -> frozenset[str]:
         hit = self._assigned_in.get(s)
@@ -283,6 +297,22 @@ class Loops(Elements):
             return st
         st = self.new_iteration(st)
         return announce(st, "next_iteration", depth=self._loop_depth)
+
+    def hands_scaler_over(self, frame: Frame, s: cst.For | cst.While) -> bool:
+        """A call in the loop that amplint cannot follow is handed a scaler or the object holding
+        one (``h.after_train_iter(self)``): it may run the protocol."""
+        hit = self._loop_hands.get(s)
+        if hit is None:
+            hit = False
+            for c in self.loop_calls(s):
+                if c.func is not frame.func or self.events.of(c).kind != "call" or self.resolve(frame, c) is not None:
+                    continue
+                keys = [expr_key(a.value) for a in c.node.args]
+                if any(k == "self" or k is not None and self.is_scaler(frame, k) for k in keys):
+                    hit = True
+                    break
+            self._loop_hands[s] = hit
+        return hit
 
     def runs_protocol(self, s: cst.For | cst.While) -> bool:
         """Some path of the loop scales, steps, updates or back-propagates (itself or through the
@@ -339,8 +369,7 @@ def _stale(st: State) -> State:
     return st
 
 
-def _index_by_loop(items) -> dict[int, list]:
-    out: dict[int, list] = {}
+def _index_by_loop(items, out: dict[int, list]) -> dict[int, list]:
     for x in items:
         for loop in x.loops:
             out.setdefault(id(loop), []).append(x)

@@ -20,8 +20,13 @@ def display_key(key: str | None) -> str:
     return key
 
 
-def source_order(model, node) -> int:
-    """The evaluation order of a call node among the module's calls (-1 when not a call): ties
-    between hits broken the same way whatever order the states come in."""
+def source_order(model, node) -> tuple:
+    """Where ``node`` is, for ties between hits broken the same way whatever order the states
+    come in: this module's calls by evaluation order first, then another module's nodes by
+    file and position (not by object address)."""
     site = model.call_of.get(node)
-    return site.order if site is not None else -1
+    if site is not None:
+        return (0, site.order, "", ((0, 0), (0, 0)))
+    owner = model.owner_of(node)
+    span = owner.span(node) if owner is not None else None
+    return (1, 0, str(getattr(owner, "path", "")), span or ((0, 0), (0, 0)))

@@ -24,6 +24,8 @@ def steps_reaching_step_without_update(model) -> list:
     steps: dict[int, object] = {}
     for obs in _obs(model, "step", every=True):
         for st in obs.states:
+            if st.path.approx:
+                continue  # (a path that skipped a loop handing the scaler to unseen code)
             hit = st.facts(obs.scaler).stage_of(obs.opt)
             if hit is not None and hit[0] == STEPPED and hit[1] is not None:
                 steps.setdefault(id(hit[1]), hit[1])
@@ -31,6 +33,8 @@ def steps_reaching_step_without_update(model) -> list:
     # iteration that is AMP005's unscale-after-step; across iterations, this step's missing update.
     for obs in _obs(model, "unscale", every=True):
         for st in obs.states:
+            if st.path.approx:
+                continue
             f = st.facts(obs.scaler)
             hit = f.stage_of(obs.opt)
             if hit is None or hit[0] != STEPPED or hit[1] is None:
@@ -196,7 +200,7 @@ def plain_fp16_backwards_beside_unused_scaler(model):
         if len(scalers) != 1 or model.scalers.escapes(scalers[0]) or (
                 model.project is not None and model.project.name_imported(scalers[0])):
             continue
-        r = model.dtypes.fp16_source(site.func, site.recv_node, site.order)
+        r = model.dtypes.fp16_source(site.func, site.recv_node, site.order, arms=site.arms)
         if r is not None and not model.dtypes.disabled_here(site.arms, r):
             yield site, scalers[0]
 
@@ -233,31 +237,25 @@ def unscale_after_unscale(model) -> list:
 
 
 def updates_without_step(model) -> list:
-    """``(update observation, bypassing steps)``: updates that some exact path reaches with every
-    optimizer READY (no step or ``unscale_`` since the last update), not in evaluation code
+    """``(update observation, bypassing steps)``: updates that some exact path (or one through an
+    exception handler) reaches with every optimizer READY (no step or ``unscale_`` since the last update), not in evaluation code
     (AMP201's). ``bypassing steps``: the ``optimizer.step()`` calls that consumed the scaled
     gradients on those paths instead (AMP003's findings, the cause)."""
     out = []
     seen: set[int] = set()
     for obs in _obs(model, "update"):
         site = obs.site
-        if site is None or id(obs.node) in seen or eval_context(obs) is not None or site.node.args:
+        if site is None or id(obs.node) in seen or eval_context(obs, model) is not None or site.node.args:
             continue
-        if not any(st.facts(obs.scaler).all_ready and not st.speculative for st in obs.states) \
+        # (a path through an ``except`` handler counts: the exception may come before the step,
+        # and an update after the handler then meets no step, ``No inf checks were recorded``)
+        if not any(st.facts(obs.scaler).all_ready and not st.path.approx for st in obs.states) \
                 and not _step_skipped_here(obs):
             continue
         seen.add(id(obs.node))
         bypass = {n for st in obs.states for s, n in value(st, "bypass") if s == obs.scaler}
-        out.append((obs, sorted(bypass, key=lambda n: _source_order(model, n))))
+        out.append((obs, sorted(bypass, key=lambda n: source_order(model, n))))
     return out
-
-
-def _source_order(model, node) -> tuple:
-    """Where ``node`` is (the file of its model, then its position), for an order that does not
-    depend on object addresses."""
-    owner = model.owner_of(node)
-    span = owner.span(node) if owner is not None else None
-    return (owner is not model, str(getattr(owner, "path", "")), span or ((0, 0), (0, 0)))
 
 
 def _step_skipped_here(obs) -> bool:
@@ -280,7 +278,7 @@ def second_updates(model) -> list:
     update (in any module: the rule keeps this module's). The earlier one is the update whose
     iteration facts lead to the later one's: it ran after stepping exactly the optimizers the
     later update finds stepped before the previous update (itself in a loop over optimizers)."""
-    updates = [o for o in _obs(model, "update", every=True) if o.site is not None and eval_context(o) is None]
+    updates = [o for o in _obs(model, "update", every=True) if o.site is not None and eval_context(o, model) is None]
     out = []
     seen: set[int] = set()
     for obs in updates:

@@ -29,3 +29,10 @@ class CombinedLoss(nn.Module):
 
     def forward(self, seg_logits, edge_logits, masks, edges):
         return self.seg_term(seg_logits, masks) + self.edge_weight * self.edge_term(edge_logits, edges)
+
+
+def d_loss(real_prob, fake_prob):
+    """A discriminator with a sigmoid last layer: probabilities in, BCE on them."""
+    real = F.binary_cross_entropy(real_prob, torch.ones_like(real_prob))
+    fake = F.binary_cross_entropy(fake_prob, torch.zeros_like(fake_prob))
+    return real + fake

@@ -19,3 +19,10 @@ class DiceBCELoss(nn.Module):
             probs = torch.sigmoid(logits.float())
             bce = F.binary_cross_entropy(probs, target.float())
         return soft_dice(probs, target) + self.bce_weight * bce
+
+
+def d_loss(real_logits, fake_logits):
+    """On the discriminator's logits: safe under autocast."""
+    real = F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+    fake = F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits))
+    return real + fake

@@ -1,0 +1,14 @@
+"""A plain loss function of another module on logits, called under autocast: safe."""
+import torch
+
+from .losses import d_loss
+
+
+def train_discriminator(D, G, loader, optimizer, scaler):
+    for real, z in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = d_loss(D(real), D(G(z).detach()))
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
