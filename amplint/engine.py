@@ -252,9 +252,9 @@ class Linter:
     def _reached_by_scaler_code(self, name: str, data: bytes) -> bool:
         """A file without GradScaler evidence of its own that project code with a scaler imports
         (a helper that clips, a hook, a checkpoint saver): the scaler rules run on it too."""
-        from .project import Project, has_protocol_evidence
+        from .project import Project, reachable_evidence
 
-        if name.startswith("<") or name.endswith(".ipynb") or not has_protocol_evidence(data):
+        if name.startswith("<") or name.endswith(".ipynb") or not reachable_evidence(data):
             return False
         try:
             path = Path(name).resolve()
@@ -293,11 +293,11 @@ class Linter:
             rules = list(self.rules)
         else:
             present = FileTriggers(raw, self.settings.options.scaler_names)
-            if not reached and any("scaler" in r.triggers and not present.passes(r.triggers) for r in self.rules):
+            if not reached and any(_when_reached(r) and not present.passes(r.triggers) for r in self.rules):
                 reached = self._reached_by_scaler_code(name, raw)
-            rules = [r for r in self.rules if present.passes(r.triggers) or reached and "scaler" in r.triggers]
+            rules = [r for r in self.rules if present.passes(r.triggers) or reached and _when_reached(r)]
             rules = [r for r in rules if f is None or not self._screens[r.code]
-                     or any(SCREENS[s](f) for s in self._screens[r.code]) or reached and "scaler" in r.triggers]
+                     or any(SCREENS[s](f) for s in self._screens[r.code]) or reached and _when_reached(r)]
             if not rules and UNUSED_NOQA not in self.settings.enabled:
                 return result
         node_limit = self.settings.max_file_size // BYTES_PER_NODE
@@ -791,6 +791,10 @@ def _syntax_diag(name: str, message: str, row: int, col: int) -> Diagnostic:
 def _io_diagnostic(name: str, e: OSError) -> Diagnostic:
     reason = e.strerror or type(e).__name__
     return _syntax_diag(name, f"cannot read the file: {reason}", 1, 1)
+
+
+def _when_reached(rule) -> bool:
+    return "scaler" in rule.triggers or rule.runs_when_reached
 
 
 def _cpython_syntax_error(data: bytes | str, name: str) -> Diagnostic | None:

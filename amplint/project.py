@@ -84,6 +84,13 @@ def has_protocol_evidence(data: bytes) -> bool:
     return b"scaler" in data.lower() and bool(_SCALER_METHOD.search(data))
 
 
+def reachable_evidence(data: bytes) -> bool:
+    """What makes a file worth analysing when a training module imports it: protocol evidence
+    (:func:`has_protocol_evidence`), or a binary cross-entropy (a loss function called under
+    autocast there)."""
+    return has_protocol_evidence(data) or b"binary_cross_entropy" in data or b"BCELoss" in data
+
+
 #: GradScaler code, not a mention: a constructor call, an ``unscale_`` call, a protocol method
 #: called on a scaler-named receiver (read with comments removed)
 _SCALER = re.compile(
@@ -472,7 +479,7 @@ class Project:
         a stable order. (An analysed file's findings depend on the files its analysis read:
         :meth:`ModelCache.dependencies`.)"""
         path = path.resolve()
-        if not has_protocol_evidence(self.read(path, keep=False) or b"") or not self.protocol_files():
+        if not reachable_evidence(self.read(path, keep=False) or b"") or not self.protocol_files():
             return []  # never analysed, whatever the other modules hold
         near = set(self.importers(path, depth=1)) | set(self.imported(path))
         for f in self.importers(path, depth=1):

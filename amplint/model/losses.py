@@ -125,15 +125,15 @@ def _class_assigns(model, site) -> list:
 
 def loss_modules_under_autocast(model) -> list:
     """``(call site, BCE call)`` for calls under a refusing autocast region of this file that run
-    the ``forward`` of a module class of another project module, or a plain function of one
-    (``d_loss(p_real, p_fake)``), which computes a BCE (directly or in a function of its module
-    it calls) without disabling autocast first."""
+    the ``forward`` of a module class of another project module, which computes a BCE (directly
+    or in a function of its module it calls) without disabling autocast first. (A plain loss
+    function of another module is reported at its BCE: :func:`bce_calls_for_importers`.)"""
     out = []
     for site in model.calls:
         r = AF.innermost_autocast(site.regions)
         if r is None or site.in_lambda or not _bad_region(model, r) or model.callee_of(site) is not None:
             continue
-        for owner, fwd in _forwards(model, site) or _loss_function(model, site):
+        for owner, fwd in _forwards(model, site):
             if owner is model:
                 continue
             hit = _bce_in(owner, fwd)
@@ -143,15 +143,52 @@ def loss_modules_under_autocast(model) -> list:
     return out
 
 
-def _loss_function(model, site) -> list:
-    """``(model of its module, function)`` for a call of a plain function of another project
-    module (``from .losses import d_loss`` ... ``d_loss(p_real, p_fake)``)."""
-    if model.project is None or site.text is None or "." in site.text and site.text.split(".", 1)[0] == "self":
+def bce_calls_for_importers(model) -> list:
+    """``(call site, kind, importer model, its call)`` for BCE calls of this module's functions that
+    a project module calls under a refusing autocast region (``loss = d_loss(p_real, p_fake)``
+    inside ``with torch.autocast("cuda")`` of the trainer importing ``losses.py``): the call that
+    raises is here. Functions of this module those reach count too."""
+    if model.project is None:
         return []
-    hit = model.target_of(site)
-    if hit is None or hit[0] is model or hit[1].cls is not None:
+    bces = [(site, kind) for site in model.calls if not site.in_lambda
+            for kind in [_bce_kind(model, site)] if kind is not None]
+    if not bces:
         return []
-    return [hit]
+    entry: dict = {}
+    for func in {site.func for site, _k in bces} | _callers_of(model, {site.func for site, _k in bces}):
+        if func.is_module or func.cls is not None:
+            continue
+        for im, c in model.external_calls(func):
+            r = AF.innermost_autocast(c.regions)
+            if r is not None and _bad_region(im, r) and func not in entry:
+                entry[func] = (im, c)
+    if not entry:
+        return []
+    reach: dict = dict(entry)
+    frontier = list(entry)
+    for _ in range(_MAX_DEPTH - 1):
+        nxt = []
+        for f in frontier:
+            for c in f.calls:
+                r = AF.innermost_autocast(c.regions)
+                if r is not None and not _bad_region(model, r):
+                    continue
+                callee = model.callee_of(c)
+                if callee is not None and callee not in reach:
+                    reach[callee] = reach[f]
+                    nxt.append(callee)
+        frontier = nxt
+    out = []
+    for site, kind in bces:
+        if site.func in reach and AF.innermost_autocast(site.regions) is None:
+            im, c = reach[site.func]
+            out.append((site, kind, im, c))
+    return out
+
+
+def _callers_of(model, funcs: set) -> set:
+    """This module's functions that call (directly) one of ``funcs``."""
+    return {f for f in model.functions for c in f.calls if model.callee_of(c) in funcs}
 
 
 def _bce_in(owner, func, depth: int = 0):

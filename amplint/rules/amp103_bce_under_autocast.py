@@ -19,9 +19,10 @@ class BceUnderAutocast(Rule):
     combined loss holding one). A `BCELoss` call is a call of `nn.BCELoss()(p, y)`, or of a name
     or `self` attribute bound only to `nn.BCELoss(...)`.
 
-    The finding is reported on the BCE call; when the loss module's class, or a loss function
-    (`from .losses import d_loss`), lives in another project module, on the call of the loss,
-    with the BCE as related location.
+    The finding is reported on the BCE call, also when it is in a loss function of another
+    project module called under autocast (`from .losses import d_loss`), with that call as
+    related location; when a loss module's class lives in another project module, on the call
+    of the loss object, with the BCE as related location.
 
     A region with `enabled=<variable>` counts as enabled (the code is meant to run with
     autocast on); a nested `torch.autocast(..., enabled=False)`, an autocast region with the
@@ -70,17 +71,23 @@ class BceUnderAutocast(Rule):
     code = "AMP103"
     name = "bce-under-autocast"
     message = "`{call}` under CUDA autocast raises RuntimeError: use `{instead}` on the logits"
-    module_message = ("`{call}(...)` runs a loss (of another module) that computes a binary cross-entropy, which raises "
+    module_message = ("`{call}(...)` runs a loss module that computes a binary cross-entropy, which raises "
                       "RuntimeError under CUDA autocast: compute it with `F.binary_cross_entropy_with_logits` on "
                       "the logits, or outside autocast")
     fix_title = "Use `{instead}` on the logits and drop the sigmoid"
     fix_availability = "sometimes"
     triggers = ("autocast",)
     screen = "autocast_bce"
+    runs_when_reached = True
     reported_on = "the BCE call"
 
     def check(self, model) -> Iterable[Finding]:
-        from ..model.losses import bce_calls_under_autocast, callee_text, loss_modules_under_autocast
+        from ..model.losses import (
+            bce_calls_for_importers,
+            bce_calls_under_autocast,
+            callee_text,
+            loss_modules_under_autocast,
+        )
 
         for site, kind in bce_calls_under_autocast(model):
             instead = "F.binary_cross_entropy_with_logits" if kind == "functional" else "nn.BCEWithLogitsLoss"
@@ -89,6 +96,16 @@ class BceUnderAutocast(Rule):
                 stmt=site.stmt,
                 message=self.message.format(call=callee_text(model, site, kind), instead=instead),
                 fix=edits.bce_with_logits(model, site, kind, self.fix_title.format(instead=instead)),
+            )
+        for site, kind, im, call in bce_calls_for_importers(model):
+            instead = "F.binary_cross_entropy_with_logits" if kind == "functional" else "nn.BCEWithLogitsLoss"
+            span = im.span(call.node) if im.path is not None else None
+            yield Finding(
+                node=site.node,
+                stmt=site.stmt,
+                message=self.message.format(call=callee_text(model, site, kind), instead=instead),
+                fix=edits.bce_with_logits(model, site, kind, self.fix_title.format(instead=instead)),
+                related=((str(im.path), span[0], span[1], "the call under autocast"),) if span else (),
             )
         for site, bce in loss_modules_under_autocast(model):
             yield Finding(

@@ -81,6 +81,10 @@ class Rule:
     #: a predicate of :mod:`amplint.screen` (on CPython's AST) that must hold for the rule to
     #: fire; None: the byte triggers are the only precondition
     screen: ClassVar[str | None] = None
+    #: also run on a file without its triggers that project code with a GradScaler imports (a
+    #: helper it hands the scaler to, a loss function it calls under autocast); every rule
+    #: triggered by ``scaler`` does
+    runs_when_reached: ClassVar[bool] = False
     #: the line a finding is reported on, in words (for docs)
     reported_on: ClassVar[str] = ""
 

@@ -1,4 +1,4 @@
-"""A plain loss function of another module, called under autocast: its BCE raises."""
+"""A plain loss function of another module, called under autocast: its BCE raises (reported there)."""
 import torch
 
 from .losses import d_loss
@@ -8,7 +8,7 @@ def train_discriminator(D, G, loader, optimizer, scaler):
     for real, z in loader:
         optimizer.zero_grad()
         with torch.autocast("cuda"):
-            loss = d_loss(D(real), D(G(z).detach()))  # error: AMP103
+            loss = d_loss(D(real), D(G(z).detach()))
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
