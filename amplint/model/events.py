@@ -69,6 +69,19 @@ class Events:
             hit = self._memo[id(site)] = self._classify(site)
         return hit
 
+    def _grad_alias(self, cs: CallSite) -> bool:
+        """The receiver chain starts at a local name every binding of which is a ``.grad`` chain
+        (``g = p.grad`` ... ``g.data.norm(2)``, ``g.data.mul_(coef)``)."""
+        root = None
+        for n in receiver_chain(cs.recv_node):
+            root = n
+        if not isinstance(root, cst.Name) or root is cs.recv_node and cs.method is None:
+            return False
+        binds = [b for b in self.m.scopes.lookup(cs.func, root.value) if b.kind != "param"]
+        return bool(binds) and all(b.kind == "assign" and not b.unpack and b.value is not None
+                                   and mentions_grad(b.value) and not predicate_chain(b.value)
+                                   and not _autograd_call(b.value) for b in binds)
+
     def _project_backward(self, cs: CallSite) -> bool:
         """``self.amp.backward(loss)``: the receiver is an object of a project class with a
         ``backward`` method (an AMP helper that scales inside), not a tensor."""
@@ -106,10 +119,11 @@ class Events:
                 return Event("torch", cs)
             if qual.startswith("torch.") or qual.split(".", 1)[0] in PURE_MODULES:
                 return Event("torch", cs)
-        if m in T.GRAD_READ_METHODS and reads_grads(cs.recv_node) and not predicate_chain(cs.recv_node):
+        if m in T.GRAD_READ_METHODS and (reads_grads(cs.recv_node) or self._grad_alias(cs)) \
+                and not predicate_chain(cs.recv_node):
             # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
             return Event("torch", cs) if self._normalizes(cs) else Event("clip", cs, use="read")
-        if m in T.GRAD_EDIT_METHODS and mentions_grad(cs.recv_node):
+        if m in T.GRAD_EDIT_METHODS and (mentions_grad(cs.recv_node) or self._grad_alias(cs)):
             # ``p.grad.clamp_(-1, 1)``: an edit that is not a rescaling
             return Event("clip", cs, use="edit")
         if m == "clip_grad_norm_" and recv is not None and recv in self.fsdp_models:
@@ -236,6 +250,13 @@ def receiver_chain(node: cst.CSTNode | None):
             n = n.func
         else:
             return
+
+
+def _autograd_call(node) -> bool:
+    """``torch.autograd.grad(...)[0]``: gradients of an input (AMP010's), not a parameter's
+    ``.grad``."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "grad"
+               for n in receiver_chain(node))
 
 
 def mentions_grad(node: cst.CSTNode | None) -> bool:

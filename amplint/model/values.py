@@ -300,7 +300,7 @@ class Values:
                 return self.of(func, f.value, depth)
             if method in ("to", "cuda", "cpu", "train", "eval", "half", "float", "requires_grad_", "detach", "clone"):
                 inner = self.of(func, f.value, depth)
-                if any(v.kind in ("instance", "fsdp", "scaled") for v in inner):
+                if any(v.kind in ("instance", "other", "fsdp", "scaled") for v in inner):
                     return inner
         if text is None:
             return frozenset({UNKNOWN})

@@ -250,9 +250,17 @@ class Objects:
         return self.built_class_in(frame.func, value)
 
     def note_constructor_aliases(self, frame, ckey: str, cls, value: cst.BaseExpression) -> None:
+        func = frame.func
+        own = owner_class(func) if func.name == "__init__" and ckey.startswith("self.") else None
         for call in _constructions(value):
             for attr, arg in self._constructor_aliases(cls, call):
-                src = self.canon(frame, expr_key(arg))
+                key = expr_key(arg)
+                if own is not None and key in func.params and key not in frame.env:
+                    # ``self.scaler = scaler`` beside ``self.bundle = Bundle(model, scaler)``: the
+                    # bundle's scaler is the object's ``self.scaler``, not ``__init__``'s parameter
+                    kept = [x for x in self._stored_params(own).get(key, ()) if "." not in x]
+                    key = f"self.{kept[0]}" if kept else key
+                src = self.canon(frame, key)
                 if src is not None:
                     self.object_aliases[f"{ckey}.{attr}"] = src
 
@@ -335,6 +343,11 @@ class Objects:
                 for call in _constructions(a.value):
                     for attr, arg in self._constructor_aliases(cls, call):
                         src = expr_key(arg)
+                        if src is not None and not src.startswith("self.") and src in a.func.params:
+                            # ``self.scaler = scaler`` beside ``self.bundle = Bundle(model, scaler)``
+                            # in ``__init__``: the bundle's scaler is ``self.scaler``
+                            kept = [x for x in self._stored_params(scope).get(src, ()) if "." not in x]
+                            src = f"self.{kept[0]}" if kept and a.func.name == "__init__" else None
                         if src is not None and src.startswith("self."):
                             out.setdefault(scope, {})[f"{target}.{attr}"] = src
         return out
