@@ -223,8 +223,9 @@ class Loops(Elements):
         return out
 
     def loop_bindings(self, s: cst.CSTNode) -> list:
-        """The bindings inside loop ``s`` (in the model's order), from an index built once: a
-        scan of the file's bindings per loop made a file of many small loops quadratic."""
+        """The bindings inside loop ``s`` (in the model's order), from an index built once and
+        extended as modules are admitted: a scan of the file's bindings per loop made a file of
+        many small loops quadratic."""
         return self._loops_indexed()[0].get(id(s), [])
 
     def loop_calls(self, s: cst.CSTNode) -> list:
