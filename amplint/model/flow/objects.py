@@ -253,9 +253,17 @@ class Objects:
         func = frame.func
         own = owner_class(func) if func.name == "__init__" and ckey.startswith("self.") else None
         for call in _constructions(value):
-            for attr, arg in self._constructor_aliases(cls, call):
+            pairs = self._constructor_aliases(cls, call)
+            for attr, arg in pairs:
                 key = expr_key(arg)
-                if own is not None and key in func.params and key not in frame.env:
+                if key is None:
+                    # an argument built right there (``Trainer(model, GradScaler("cuda"))``) kept
+                    # as ``self.scaler`` and handed on as ``self.bundle.scaler``: one object
+                    kept = sorted((a for a, g in pairs if g is arg), key=lambda a: (a.count("."), a))
+                    if kept and kept[0] != attr:
+                        self.object_aliases[f"{ckey}.{attr}"] = f"{ckey}.{kept[0]}"
+                    continue
+                if own is not None and key in func.params:
                     # ``self.scaler = scaler`` beside ``self.bundle = Bundle(model, scaler)``: the
                     # bundle's scaler is the object's ``self.scaler``, not ``__init__``'s parameter
                     kept = [x for x in self._stored_params(own).get(key, ()) if "." not in x]

@@ -29,3 +29,10 @@ def main(model, cfg, loader):
     trainer = Trainer(model, cfg, scaler)
     for dense, sparse, labels in loader:
         trainer.train_step(dense, sparse, labels)
+
+
+def main_inline(model, cfg, loader):
+    # the scaler built in the constructor call: the trainer's and the bundle's are one object
+    trainer = Trainer(model, cfg, torch.amp.GradScaler("cuda"))
+    for dense, sparse, labels in loader:
+        trainer.train_step(dense, sparse, labels)
