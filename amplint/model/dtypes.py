@@ -93,20 +93,13 @@ class Dtypes:
         ``if``s testing the same expression (``if not self.use_amp:`` written twice)."""
         if not arms or not other:
             return False
-        texts = None
         for owner, test, i in arms:
             for owner2, test2, j in other:
                 if i == j:
                     continue
-                if owner is owner2:
+                if owner is owner2 or test is not None and test2 is not None and (
+                        _compact(self.m.code_for(test)) == _compact(self.m.code_for(test2))):
                     return True
-                if test is not None and test2 is not None and owner is not owner2:
-                    if texts is None:
-                        texts = {}
-                    a = texts.setdefault(id(test), _compact(self.m.code_for(test)))
-                    b = texts.setdefault(id(test2), _compact(self.m.code_for(test2)))
-                    if a == b:
-                        return True
         return False
 
     # --- taint ---------------------------------------------------------------------------------

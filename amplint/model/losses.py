@@ -46,15 +46,21 @@ def _bad_region(model, r) -> bool:
 def _reached_functions(model) -> set:
     """Functions of this file called (transitively) from a call that runs under CUDA autocast."""
 
-    out: set = set()
-    frontier = []
+    start: dict = {}
     for site in model.calls:
         r = AF.innermost_autocast(site.regions)
         if r is not None and _bad_region(model, r) and not site.in_lambda:
             for callee in _callees(model, site):
-                if callee not in out:
-                    out.add(callee)
-                    frontier.append(callee)
+                start.setdefault(callee, None)
+    return set(_follow(model, start, lambda c: _callees(model, c)))
+
+
+def _follow(model, start: dict, callees) -> dict:
+    """``start`` (function -> what reached it) and the functions of this file they call, through
+    :data:`_MAX_DEPTH` levels in all, each with what reached its caller; calls under a region
+    that turns autocast off again are not followed."""
+    out = dict(start)
+    frontier = list(start)
     for _ in range(_MAX_DEPTH - 1):
         nxt = []
         for f in frontier:
@@ -62,9 +68,9 @@ def _reached_functions(model) -> set:
                 r = AF.innermost_autocast(site.regions)
                 if r is not None and not _bad_region(model, r):
                     continue  # disabled again inside the helper
-                for callee in _callees(model, site):
+                for callee in callees(site):
                     if callee not in out:
-                        out.add(callee)
+                        out[callee] = out[f]
                         nxt.append(callee)
         frontier = nxt
     return out
@@ -164,20 +170,7 @@ def bce_calls_for_importers(model) -> list:
                 entry[func] = (im, c)
     if not entry:
         return []
-    reach: dict = dict(entry)
-    frontier = list(entry)
-    for _ in range(_MAX_DEPTH - 1):
-        nxt = []
-        for f in frontier:
-            for c in f.calls:
-                r = AF.innermost_autocast(c.regions)
-                if r is not None and not _bad_region(model, r):
-                    continue
-                callee = model.callee_of(c)
-                if callee is not None and callee not in reach:
-                    reach[callee] = reach[f]
-                    nxt.append(callee)
-        frontier = nxt
+    reach = _follow(model, entry, lambda c: [f for f in [model.callee_of(c)] if f is not None])
     out = []
     for site, kind in bces:
         if site.func in reach and AF.innermost_autocast(site.regions) is None:

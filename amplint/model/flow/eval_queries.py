@@ -31,11 +31,11 @@ def _backward_disabled_too(model, obs) -> bool:
     is harmless and stays silent.)"""
     if model is None:
         return False
-    memo = model.__dict__.setdefault("_disabled_backwards", {})
-    keys = memo.get("keys")
+    keys = model.__dict__.get("_disabled_backwards")
     if keys is None:
-        keys = memo["keys"] = {(id(o.grad_disabled), o.scaler) for o in model.all_observations("scaled_backward")
-                               if o.grad_disabled is not None}
+        keys = model.__dict__["_disabled_backwards"] = {
+            (id(o.grad_disabled), o.scaler) for o in model.all_observations("scaled_backward")
+            if o.grad_disabled is not None}
     return (id(obs.grad_disabled), obs.scaler) in keys
 
 

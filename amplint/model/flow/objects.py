@@ -351,11 +351,6 @@ class Objects:
                 for call in _constructions(a.value):
                     for attr, arg in self._constructor_aliases(cls, call):
                         src = expr_key(arg)
-                        if src is not None and not src.startswith("self.") and src in a.func.params:
-                            # ``self.scaler = scaler`` beside ``self.bundle = Bundle(model, scaler)``
-                            # in ``__init__``: the bundle's scaler is ``self.scaler``
-                            kept = [x for x in self._stored_params(scope).get(src, ()) if "." not in x]
-                            src = f"self.{kept[0]}" if kept and a.func.name == "__init__" else None
                         if src is not None and src.startswith("self."):
                             out.setdefault(scope, {})[f"{target}.{attr}"] = src
         return out
