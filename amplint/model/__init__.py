@@ -468,7 +468,8 @@ class AmpModel:
     def _static_callees(self) -> dict[FunctionInfo, set[FunctionInfo]]:
         """What each function calls of this file: functions and methods by name (:func:`_resolve_static`),
         and a class's methods through its constructor (``Learner(model)`` runs ``__init__``) and
-        through a local holding one of its instances (``learner = Learner(m); learner.learn(b)``)."""
+        through a local holding one of its instances (``learner = Learner(m); learner.learn(b)``,
+        ``loss_scaler(loss, opt)``: its ``__call__``)."""
         by_name = {k.name: k for k in self.classes if k.parent is None}
         instances = _local_instances(self, by_name) if by_name else {}
         out: dict[FunctionInfo, set[FunctionInfo]] = {}
@@ -480,6 +481,8 @@ class AmpModel:
                     head, _, attr = c.text.rpartition(".")
                     if not head and c.text in by_name and not _shadowed(f, c.text):
                         callee = _method_of(by_name, by_name[c.text], "__init__")
+                    elif not head and (f, c.text) in instances:  # ``loss_scaler(loss, opt)``: its ``__call__``
+                        callee = _method_of(by_name, instances[f, c.text], "__call__")
                     elif head and "." not in head and (f, head) in instances:
                         callee = _method_of(by_name, instances[f, head], attr)
                 if callee is not None:

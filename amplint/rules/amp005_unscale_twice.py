@@ -104,8 +104,8 @@ class UnscaleTwice(Rule):
             if kind == "S":
                 why = f"runs after `{node_text(model, prior)}` in the same iteration: unscale_ must come before step"
             elif prior is obs.node:
-                why = (f"runs again before `{display_key(obs.scaler)}.step()`/`update()` (once per loop iteration, e.g. "
-                       "per accumulation micro-step): unscale_ once per optimizer step")
+                why = (f"runs again before `{site.recv or display_key(obs.scaler)}.step()`/`update()` (once per loop "
+                       "iteration, e.g. per accumulation micro-step): unscale_ once per optimizer step")
             else:
                 where = f" in `{first.func.name}()`" if first is not None and first.func is not site.func else ""
                 why = (f"unscales `{display_key(obs.opt)}` again after an earlier `{node_text(model, prior)}`{where} "

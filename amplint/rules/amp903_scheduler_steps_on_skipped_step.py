@@ -94,6 +94,8 @@ class SchedulerStepsOnSkippedStep(Rule):
                     continue
                 if not _is_scheduler(c.recv, schedulers) or id(c.node) in seen:
                     continue
+                if model.dtypes.exclusive(c.arms, site.arms):
+                    continue  # the ``else`` of the arm that updates: the step did not run there
                 seen.add(id(c.node))
                 yield Finding(
                     node=c.node,

@@ -68,8 +68,10 @@ class Calls:
         if kind == "opt_step" and (self.resolve(frame, cs) is not None or self.passes_scaler(frame, cs)):
             # an optimizer wrapper of this file: its ``step`` is interpreted; a wrapper handed the
             # scaler (``optimizer.step("generator", scaler=scaler)``; a torch optimizer's step
-            # takes a closure only) steps through it: unknown code that has the scaler
-            kind = "call"
+            # takes a closure only) steps through it: unknown code that has the scaler. Either way
+            # it steps an optimizer: the plain backwards before it fed this step, not a later one
+            out = self._resolved_call(frame, cs, states)
+            return {st.with_path(plain=frozenset()) if st.path.plain else st for st in out}
         if kind == "opt_step":
             o = self.canon(frame, cs.recv) or cs.recv
             self.observe(frame, "opt_step", cs.node, cs, None, o, states)
@@ -81,6 +83,9 @@ class Calls:
             return out
         if kind in ("torch", "pure", "create"):
             return states
+        return self._resolved_call(frame, cs, states)
+
+    def _resolved_call(self, frame, cs: CallSite, states: set[State]) -> set[State]:
         classes = self.dispatch_classes(frame.func, cs)
         if len(classes) > 1:
             return self.dispatch(frame, cs, cs.recv, cs.method, classes, states)

@@ -264,12 +264,15 @@ class Conditions(ScalerConditions):
         facts = self.cond_facts(frame, test, value)
         if not facts:
             return states
+        operands = self._operand_facts(frame, test, value)
         relevant = self._guards_events(test)
         if relevant:
             self._relevant_keys.update(k for k, _v in facts)
         out = set()
         for st in states:
             assume = st.path.assume
+            if operands and all(all(f in assume for f in part) for part in operands):
+                continue  # ``else`` of ``a and b`` on a path that took ``a`` and ``b``
             ok = True
             add = []
             for k, v in facts:
@@ -286,6 +289,22 @@ class Conditions(ScalerConditions):
                 st = st.with_path(assume=assume | frozenset(add), approx=approx)
             out.add(st)
         return out
+
+    def _operand_facts(self, frame, test: cst.BaseExpression, value: bool) -> list | None:
+        """For the arm of a boolean operation that fixes no operand (``a and b`` false, ``a or
+        b`` true): each operand's facts in the outcome that would contradict the arm (``a``
+        true, ``b`` true). A path that assumes all of them cannot take the arm. None when an
+        operand tells nothing."""
+        if type(test) is not cst.BooleanOperation or isinstance(test.operator, cst.And) != (not value):
+            return None
+        want = not value
+        parts = []
+        for operand in (test.left, test.right):
+            facts = self.cond_facts(frame, operand, want)
+            if not facts:
+                return None
+            parts.append(facts)
+        return parts
 
     def rebind(self, frame, heads, states: set[State], keep_scaled: bool = False) -> set[State]:
         """Names rebound: forget the atoms that mention them (and names bound to a scaled loss)."""

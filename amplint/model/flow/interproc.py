@@ -27,6 +27,7 @@ from .state import IMPLIED, NOFACTS, State
 
 MAX_DEPTH = 4
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TAG = re.compile(r"[^#]*#(\d+)\.")  # a callee frame's prefix of its locals' keys
 
 
 def target_heads(node: cst.CSTNode) -> frozenset[str]:
@@ -72,6 +73,26 @@ class Interproc(Objects):
         """The class of the object ``key`` holds in ``scope`` (a function, None for a module
         name, a class for ``self.<attr>``), from the bindings of ``func``'s module."""
         return self._object_tables(func)[0].get((scope, key))
+
+    def held_instance(self, frame, key: str | None):
+        """The class of the object a canonical key of this call chain names (a parameter bound
+        to the caller's ``loss_scaler = NativeScaler()``): the key's frame is the one its tag
+        names (none: the root)."""
+        if key is None:
+            return None
+        mt = _TAG.match(key)
+        if mt is None:
+            fn, name = frame.stack[0], key
+        else:
+            depth = int(mt.group(1))
+            if depth >= len(frame.stack):
+                return None
+            fn, name = frame.stack[depth], key[mt.end():]
+        if name.startswith("self."):
+            return self.instance(fn, owner_class(fn), name)
+        if not name.isidentifier():
+            return None
+        return self.instance(fn, fn, name) or self.instance(fn, None, name)
 
     def _object_tables(self, func) -> tuple[dict, dict]:
         model = getattr(func, "owner_model", None) or getattr(self.m, "primary", self.m)
@@ -219,13 +240,14 @@ class Interproc(Objects):
                 if d is not None:
                     return d, None, None
                 if f2.is_local(text) and not self._import_binding(f2, text):
-                    return None
+                    break
                 f2 = f2.parent
-            inst = self.instance(func, func, text) or self.instance(func, None, text)
-            if inst is not None:  # ``hook(model)``: the object's ``__call__``
+            inst = self.instance(func, func, text) or (
+                self.instance(func, None, text) if f2 is None else self.held_instance(frame, frame.env.get(text)))
+            if inst is not None:  # ``hook(model)``, ``loss_scaler(loss, opt)``: the object's ``__call__``
                 target = scopes.method(inst, "__call__")
                 return (target, text, inst) if target is not None else None
-            return self._project_function(frame, text)
+            return self._project_function(frame, text) if f2 is None else None
         head, _, attr = text.rpartition(".")
         if head in ("self", "cls") and cls is not None:
             target = scopes.method(cls, attr)
@@ -244,7 +266,8 @@ class Interproc(Objects):
         if head.startswith("self.") and owner_class(func) is not None:
             inst = self.instance(func, owner_class(func), head)
         else:
-            inst = self.instance(func, func, head) or self.instance(func, None, head)
+            inst = self.instance(func, func, head) or self.instance(func, None, head) or self.held_instance(
+                frame, frame.env.get(head))
         if inst is None:
             inst = self.typed_class(frame.func, cs)
         if inst is not None:

@@ -221,7 +221,18 @@ class Objects:
         return hit
 
     def passes_scaler(self, frame, cs: CallSite) -> bool:
-        return any(self.is_scaler(frame, expr_key(a.value)) for a in cs.node.args if expr_key(a.value) is not None)
+        """``cs`` hands over a scaler, or an object of a class of the project whose methods meet
+        one (``train_one_epoch(model, loader, loss_scaler)`` with ``loss_scaler = NativeScaler()``)."""
+        for a in cs.node.args:
+            key = expr_key(a.value)
+            if key is None:
+                continue
+            if self.is_scaler(frame, key):
+                return True
+            cls = self.held_instance(frame, self.canon(frame, key))
+            if cls is not None and any(self.may_touch_scaler(m) for m in cls.methods.values()):
+                return True
+        return False
 
     def skip_transparent(self, frame, func: FunctionInfo, self_key: str | None, states: set[State]) -> set[State]:
         attrs = self._assigned_attrs(func)
