@@ -36,10 +36,10 @@ CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
 
 
 class Event:
-    __slots__ = ("kind", "site", "method", "tensor", "opt", "use", "param_recv")
+    __slots__ = ("kind", "site", "method", "tensor", "opt", "use", "param_recv", "via")
 
     def __init__(self, kind: str, site: CallSite, method: str | None = None, tensor=None, opt=None, use=None,
-                 param_recv: bool = False) -> None:
+                 param_recv: bool = False, via=None) -> None:
         self.kind = kind
         self.site = site
         self.method = method
@@ -47,6 +47,8 @@ class Event:
         self.opt = opt
         self.use = use
         self.param_recv = param_recv
+        #: (``clip`` through a local alias of gradients) the binding ``g = p.grad`` whose read it uses
+        self.via = via
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Event({self.kind}, {self.site.text})"
@@ -69,18 +71,29 @@ class Events:
             hit = self._memo[id(site)] = self._classify(site)
         return hit
 
-    def _grad_alias(self, cs: CallSite) -> bool:
+    def _grad_alias(self, cs: CallSite):
         """The receiver chain starts at a local name every binding of which is a ``.grad`` chain
-        (``g = p.grad`` ... ``g.data.norm(2)``, ``g.data.mul_(coef)``)."""
+        (``g = p.grad`` ... ``g.data.norm(2)``, ``g.data.mul_(coef)``): see :meth:`_grad_name`."""
+        if cs.recv_node is None or isinstance(cs.recv_node, cst.Name) and cs.method is None:
+            return None
+        return self._grad_name(cs, cs.recv_node)
+
+    def _grad_name(self, cs: CallSite, node):
+        """``node`` (read by ``cs``) is (a chain on) a local name every binding of which is a
+        ``.grad`` chain (``grad_xy = viewspace.grad[vis, :2]`` ... ``torch.norm(grad_xy)``): the
+        binding whose ``.grad`` read the call uses (the last one before it), or None."""
         root = None
-        for n in receiver_chain(cs.recv_node):
+        for n in receiver_chain(node):
             root = n
-        if not isinstance(root, cst.Name) or root is cs.recv_node and cs.method is None:
-            return False
+        if not isinstance(root, cst.Name):
+            return None
         binds = [b for b in self.m.scopes.lookup(cs.func, root.value) if b.kind != "param"]
-        return bool(binds) and all(b.kind == "assign" and not b.unpack and b.value is not None
-                                   and mentions_grad(b.value) and not predicate_chain(b.value)
-                                   and not _autograd_call(b.value) for b in binds)
+        if not binds or not all(b.kind == "assign" and not b.unpack and b.value is not None
+                                and mentions_grad(b.value) and not predicate_chain(b.value)
+                                and not _autograd_call(b.value) for b in binds):
+            return None
+        before = [b for b in binds if b.order < cs.order]
+        return max(before, key=lambda b: b.order) if before else binds[0]
 
     def _project_backward(self, cs: CallSite) -> bool:
         """``self.amp.backward(loss)``: the receiver is an object of a project class with a
@@ -111,21 +124,25 @@ class Events:
                 return Event("clip", cs, use="read" if qual.endswith("get_total_norm") else "clip")
             if qual in T.NORM_FUNCTIONS or qual in T.GRAD_EDIT_FUNCTIONS or qual in T.GRAD_READ_FUNCTIONS:
                 first = cs.arg(0, "input")
-                if first is not None and reads_grads(first.value) and not predicate_chain(first.value):
+                via = None if first is None or reads_grads(first.value) else self._grad_name(cs, first.value)
+                if first is not None and (via is not None or reads_grads(first.value)) and not predicate_chain(first.value):
                     edit = qual in T.GRAD_EDIT_FUNCTIONS
                     if not edit and self._normalizes(cs):
                         return Event("torch", cs)
-                    return Event("clip", cs, use="edit" if edit else "read")
+                    return Event("clip", cs, use="edit" if edit else "read", via=via)
                 return Event("torch", cs)
             if qual.startswith("torch.") or qual.split(".", 1)[0] in PURE_MODULES:
                 return Event("torch", cs)
-        if m in T.GRAD_READ_METHODS and (reads_grads(cs.recv_node) or self._grad_alias(cs)) \
-                and not predicate_chain(cs.recv_node):
-            # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
-            return Event("torch", cs) if self._normalizes(cs) else Event("clip", cs, use="read")
-        if m in T.GRAD_EDIT_METHODS and (mentions_grad(cs.recv_node) or self._grad_alias(cs)):
-            # ``p.grad.clamp_(-1, 1)``: an edit that is not a rescaling
-            return Event("clip", cs, use="edit")
+        if m in T.GRAD_READ_METHODS and not predicate_chain(cs.recv_node):
+            via = None if reads_grads(cs.recv_node) else self._grad_alias(cs)
+            if via is not None or reads_grads(cs.recv_node):
+                # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
+                return Event("torch", cs) if self._normalizes(cs) else Event("clip", cs, use="read", via=via)
+        if m in T.GRAD_EDIT_METHODS:
+            via = None if mentions_grad(cs.recv_node) else self._grad_alias(cs)
+            if via is not None or mentions_grad(cs.recv_node):
+                # ``p.grad.clamp_(-1, 1)``: an edit that is not a rescaling
+                return Event("clip", cs, use="edit", via=via)
         if m == "clip_grad_norm_" and recv is not None and recv in self.fsdp_models:
             return Event("clip", cs, use="clip")  # FSDP's own ``model.clip_grad_norm_()``
         if recv == "self" and m is not None and qual is None and self._partial_attr(cs) in T.CLIP_FUNCTIONS:

@@ -81,18 +81,25 @@ class GradUseBeforeUnscale(Rule):
     def check(self, model) -> Iterable[Finding]:
         from ..model.flow.queries import clips_on_scaled_grads, helper_clips_on_scaled_grads
 
+        anchors: set[int] = set()
         for obs, key, witness, why in clips_on_scaled_grads(model):
             site = obs.site
+            event = model.events.of(site)
+            # through a local alias (``g = p.grad`` ... ``g.norm()``): the ``.grad`` read is the use
+            node, stmt = (event.via.value, event.via.stmt) if event.via is not None else (site.node, site.stmt)
+            if id(node) in anchors:
+                continue
+            anchors.add(id(node))
             scaler = scaler_text(model, site.func, key) or display_key(key)
             opt = stepped_optimizer(model, site.func, scaler)
             clip = site.method or (site.text or site.qual or "clip").rsplit(".", 1)[-1]
             stand_in = model.stand_ins.get(site.node)
             if stand_in is not None:
                 clip = model.code_for(stand_in.operator).strip()  # ``p.grad += c``
-            use = model.events.of(site).use or "read"
+            use = event.use or "read"
             yield Finding(
-                node=site.node,
-                stmt=site.stmt,
+                node=node,
+                stmt=stmt,
                 message=_MESSAGES[use].format(scaler=scaler, opt=opt or "optimizer", clip=clip),
                 fix=edits.insert_unscale(model, site, scaler, opt, self.fix_title.format(scaler=scaler, opt=opt)),
                 related=related_at(model, witness, _WITNESS[why]) if witness is not None and witness is not site.node else (),

@@ -58,7 +58,9 @@ class Calls:
             return self.backward(frame, cs, ev.tensor, states)
         if kind == "clip":
             self.observe(frame, "clip", cs.node, cs, None, None, states)
-            return {announce(st, "clip", node=cs.node, implied=[k for k, f in st.scalers
+            # (through a plain helper: the helper's call is the clip the path made)
+            node = frame.entry.node if frame.entry is not None else cs.node
+            return {announce(st, "clip", node=node, implied=[k for k, f in st.scalers
                                                                if f.grads is not None and f.grads[0] == IMPLIED])
                     for st in states}
         if kind == "zero_grad":

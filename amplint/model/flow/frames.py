@@ -34,8 +34,8 @@ class Observation:
     states: set[State]
     inlined: bool = False
     unconverged: bool = False
-    #: (``clip``) the call of another module's plain helper function through which the clip
-    #: was reached -> the states reaching the clip that way (see :attr:`Frame.entry`)
+    #: (``clip``) the call of a utility function through which the clip was reached -> the
+    #: states reaching the clip that way (see :attr:`Frame.entry`); they are not in ``states``
     entries: dict = field(default_factory=dict)
     #: the functions whose analysis reached this event (the roots of its calling contexts)
     roots: set = field(default_factory=set)
@@ -93,9 +93,10 @@ class Frame:
         self.scaler_params: frozenset[str] = scaler_params
         #: the class ``self`` really is here (a subclass running an inherited method), or None
         self.self_cls = self_cls
-        #: the call site in another module that entered the chain of plain helper functions
-        #: (no method, handed no scaler) this frame belongs to, or None: a generic utility
-        #: (``clip_grads(model.parameters(), 1.0)``) that clips is wrong where it is called
+        #: the call site that entered the utility this frame belongs to (a plain function,
+        #: handed no scaler, that neither meets a scaler nor back-propagates, of any module), or
+        #: None: a utility (``clip_grads(model.parameters(), 1.0)``) that clips is wrong where
+        #: it is called
         self.entry: CallSite | None = entry
         #: (a generator context manager's frame) the ``with`` body its ``yield`` runs
         self.yield_to = yield_to

@@ -25,20 +25,29 @@ def clips_on_scaled_grads(model) -> list:
         if hit is not None:
             seen.add(id(obs.site.stmt))
             out.append((obs, hit[0], hit[1], "scaled"))
+    for s, node, use in _implied_clips(model):
+        obs = clips.get(id(node))
+        if obs is None or obs.site is None or id(obs.site.stmt) in seen:
+            continue
+        owners = model.grad_owners(obs.site)
+        if owners and display_key(s) not in owners and s not in owners:
+            continue
+        seen.add(id(obs.site.stmt))
+        out.append((obs, s, use.node, "implied"))
+    return out
+
+
+def _implied_clips(model):
+    """``(scaler key, clip node, step/unscale observation)``: the clips (or calls of a plain
+    helper that clips) a path made while the scaler's gradients were only assumed scaled, and
+    the ``step``/``unscale_`` of that scaler the same path reached, which confirms it."""
     for use in _obs(model, "step", "unscale"):
         for st in use.states:
             if st.speculative:
                 continue
             for s, node in value(st, "implied_clips"):
-                obs = clips.get(id(node))
-                if s != use.scaler or obs is None or obs.site is None or id(obs.site.stmt) in seen:
-                    continue
-                owners = model.grad_owners(obs.site)
-                if owners and display_key(s) not in owners and s not in owners:
-                    continue
-                seen.add(id(obs.site.stmt))
-                out.append((obs, s, use.node, "implied"))
-    return out
+                if s == use.scaler:
+                    yield s, node, use
 
 
 def _scaled_at_clip(model, obs, states):
@@ -68,22 +77,32 @@ def _scaled_at_clip(model, obs, states):
 
 
 def helper_clips_on_scaled_grads(model) -> list:
-    """``(call site, clip observation, scaler key, backward)``: calls in this module of another
-    module's plain helper function (no method, handed no scaler: ``clip_grads(model.parameters(),
-    1.0)``, ``log_grad_stats(model)``) that clips or reads the gradients while still scaled. The
-    helper is right wherever it is called after ``unscale_``; this call is what is wrong."""
+    """``(call site, clip observation, scaler key, backward or None)``: calls in this module of a
+    plain helper function (no method, handed no scaler: another module's, or a utility of this
+    one that neither meets a scaler nor back-propagates: ``clip_grads(model.parameters(), 1.0)``,
+    ``log_grad_stats(model)``) that clips or reads the gradients while still scaled, or only
+    assumed scaled (in a function handed the scaler that then steps it). The helper is right
+    wherever it is called after ``unscale_``; this call is what is wrong."""
     out = []
     seen: set[int] = set()
+    by_entry = {}
     for obs in _obs(model, "clip", every=True):
         if obs.site is None or not obs.entries:
             continue
         for entry, states in obs.entries.items():
+            by_entry.setdefault(id(entry.node), (entry, obs))
             if id(entry.node) in seen or not model.owns(entry.node):
                 continue
             hit = _scaled_at_clip(model, obs, states)
             if hit is not None:
                 seen.add(id(entry.node))
                 out.append((entry, obs, hit[0], hit[1]))
+    for s, node, _use in _implied_clips(model) if by_entry else ():
+        # (a function handed the scaler calls the helper: the later step confirms it)
+        hit = by_entry.get(id(node))
+        if hit is not None and id(node) not in seen and model.owns(node):
+            seen.add(id(node))
+            out.append((hit[0], hit[1], s, None))
     return out
 
 

@@ -129,10 +129,13 @@ class Flow(Loops, Conditions, Calls, Recreations, Hooks, Contexts, PerOptimizer,
             obs = Observation(kind, node, site, scaler, opt, regions, frame.func, set(), inlined=frame.depth > 0)
             self._obs_index[key] = obs
             self.observations.append(obs)
+        if frame.entry is not None and kind == "clip":
+            # reached through a plain helper (another module's, or a utility of this one): the
+            # call of the helper is what is right or wrong, not the clip in it
+            obs.entries.setdefault(frame.entry, set()).update(states)
+            states = ()
         obs.states.update(states)
         obs.roots.add(frame.stack[0])
-        if frame.entry is not None and kind == "clip":
-            obs.entries.setdefault(frame.entry, set()).update(states)
         return obs
 
     def widen(self, states: set[State]) -> set[State]:

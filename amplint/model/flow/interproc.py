@@ -325,8 +325,9 @@ class Interproc(Objects):
         tag = f"{callee.qualname}#{frame.depth + 1}."
         entry = None
         if callee.cls is None and not scaler_params:
-            # (the outermost crossing into another module: where the user's code calls it)
-            entry = frame.entry or (cs if model is not getattr(frame.func, "owner_model", None) else None)
+            # (the outermost call of a utility, of this module or another, that never meets a
+            # scaler and back-propagates nothing: where the user's code calls it)
+            entry = frame.entry or (cs if self._utility(callee) else None)
         yt = self._yield_to.get(cs.node)
         yt = yt if yt is not None and yt.callee is callee else None
         key = (callee, tuple(sorted(env.items())), tuple(id(r) for r in regions), frozenset(states), self._loop_depth,
@@ -344,6 +345,13 @@ class Interproc(Objects):
         if yt is None:
             self._memo[key] = result
         return set(result)
+
+    def _utility(self, func: FunctionInfo) -> bool:
+        """A plain function of this module that neither meets a scaler nor back-propagates
+        (``clip_gradients(model, 1.0)``, ``log_grad_norm(model)``): what it does to gradients is
+        right or wrong where it is called."""
+        owner = getattr(func, "owner_model", None) or self.m
+        return not owner.has_backward(func) and not self.may_touch_scaler(func)
 
     def _covered_by_root(self, cs: CallSite, callee: FunctionInfo, regions: tuple, scaler_params: set,
                          states: set[State]) -> bool:

@@ -3,7 +3,7 @@ import torch
 
 
 def clip_gradients(model, max_norm):
-    return torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # error: AMP002
+    return torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
 
 
 def step_optimizer(scaler, optimizer):

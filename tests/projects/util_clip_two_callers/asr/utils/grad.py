@@ -4,4 +4,4 @@ import torch
 
 def clip_grads(params, max_norm):
     params = [p for p in params if p.grad is not None]
-    return torch.nn.utils.clip_grad_norm_(params, max_norm)  # error: AMP002
+    return torch.nn.utils.clip_grad_norm_(params, max_norm)
