@@ -211,6 +211,27 @@ def test_value_of_device_and_optimizer_params():
     assert m.code_for(v.data) == "model.d.parameters()"
 
 
+DTYPE_TESTS = """
+import torch
+
+def f(cfg, other):
+    bf = torch.bfloat16 if cfg.amp else None
+    half = torch.half if cfg.amp else None
+    only = torch.float16
+    use(bf is torch.float16, bf is not torch.float16, bf == torch.bfloat16, bf is None, half is torch.float16,
+        half != torch.float16, only is torch.float16, only == torch.bfloat16, other is torch.float16,
+        cfg.dtype == torch.float16, bf is torch.float32)
+"""
+
+
+def test_dtype_tests_decided_by_the_values_a_name_may_hold():
+    m = _model(DTYPE_TESTS)
+    f = _func(m, "f")
+    call = next(c for c in f.calls if c.text == "use")
+    got = [m.values.dtype_test(f, a.value) for a in call.node.args]
+    assert got == [False, True, None, None, None, None, True, False, None, None, None]
+
+
 # --- scaler verdicts -----------------------------------------------------------------------------
 
 

@@ -146,6 +146,46 @@ class Values:
         return any(v.kind == "literal" and v.data is None for v in vals) and all(
             v.kind == "param" or (v.kind == "literal" and v.data is None) for v in vals)
 
+    def dtype_test(self, func: FunctionInfo, test: cst.BaseExpression) -> bool | None:
+        """The truth of ``x is torch.float16`` (``is not``, ``==``, ``!=``, or against ``None``)
+        when every value ``x`` may hold is a float16/bfloat16 dtype or ``None`` (``amp_dtype =
+        torch.bfloat16 if cfg.amp else None``): a branch that can never be taken. None when
+        unknown."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return None
+        op = test.comparisons[0].operator
+        if not isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            return None
+        right = self._dtype_or_none(func, test.comparisons[0].comparator)
+        if right is None:
+            return None
+        left = set()
+        for v in self.of(func, test.left):
+            got = self._dtype_or_none(func, None, v)
+            if got is None:
+                return None
+            left.add(got)
+        if not left:
+            return None
+        same = True if left == {right} else (False if right not in left else None)
+        if same is None:
+            return None
+        return same if isinstance(op, (cst.Is, cst.Equal)) else not same
+
+    def _dtype_or_none(self, func, expr, value: Value | None = None) -> str | None:
+        """``"float16"``, ``"bfloat16"`` or ``"None"`` for a value (or a one-valued expression)
+        of those kinds; None otherwise."""
+        if value is None:
+            vals = self.of(func, expr)
+            if len(vals) != 1:
+                return None
+            value = next(iter(vals))
+        if value.kind == "literal" and value.data is None:
+            return "None"
+        if value.kind == "dtype" and value.data in ("float16", "bfloat16"):
+            return value.data
+        return None
+
     def bindings_of_key(self, func: FunctionInfo, key: str) -> list[Binding]:
         head, dot, rest = key.partition(".")
         if dot and head in ("self", "cls") and "." not in rest:

@@ -46,6 +46,7 @@ class Conditions(ScalerConditions):
         self._mentions_memo: dict[tuple, bool] = {}
         self._assume_memo: dict[tuple, frozenset] = {}
         self._guard_memo: dict = {}
+        self._static_memo: dict = {}
         self._scaler_conditions()
         self.interesting = self._interesting_conditions()
 
@@ -261,6 +262,8 @@ class Conditions(ScalerConditions):
             # the analysis follows an enabled scaler: the branch where it is disabled does not
             # exist for it
             return states if value else set()
+        if type(test) is cst.Comparison and self.static_test(frame.func, test) not in (None, value):
+            return set()  # ``if amp_dtype is torch.float16:`` where it is bfloat16 or None
         facts = self.cond_facts(frame, test, value)
         if not facts:
             return states
@@ -289,6 +292,14 @@ class Conditions(ScalerConditions):
                 st = st.with_path(assume=assume | frozenset(add), approx=approx)
             out.add(st)
         return out
+
+    def static_test(self, func, test: cst.Comparison) -> bool | None:
+        """:meth:`~amplint.model.values.Values.dtype_test`, once per test."""
+        key = (id(func), test)
+        if key not in self._static_memo:
+            model = getattr(func, "owner_model", None) or self.m
+            self._static_memo[key] = model.values.dtype_test(func, test)
+        return self._static_memo[key]
 
     def _operand_facts(self, frame, test: cst.BaseExpression, value: bool) -> list | None:
         """For the arm of a boolean operation that fixes no operand (``a and b`` false, ``a or

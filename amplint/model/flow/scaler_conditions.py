@@ -79,6 +79,8 @@ class ScalerConditions:
         alias = self._presence.get(self._scaler_scope_key(frame.func, recv)) if recv is not None else None
         if alias is not None:
             node, func, polarity = alias
+            if type(node) is cst.Comparison and self.static_test(func, node) not in (None, polarity):
+                return set()  # ``GradScaler() if amp_dtype is torch.float16 else None``: never built
             facts = self.cond_facts(self._frame_for(frame, func), node, polarity) or facts
         out = set()
         for st in states:
