@@ -16,6 +16,7 @@ from typing import Iterable
 
 import libcst as cst
 
+from .. import torch_api as T
 from . import names as N
 from . import protocol as P
 from .syntax import Builder
@@ -29,6 +30,10 @@ from .structure import CallSite, ClassInfo, FunctionInfo, Region
 __all__ = ["AmpModel", "Observation", "State", "CallSite", "FunctionInfo", "ClassInfo", "Region", "owner_class"]
 
 _EVENT_METHODS = frozenset({"scale", "unscale_", "step", "update", "backward", "zero_grad"})
+#: calls that may read or edit gradients (``p.grad.norm()``, ``torch.norm(g)``): events when
+#: the call classifies as a clip
+_GRAD_USES = T.GRAD_READ_METHODS | T.GRAD_EDIT_METHODS
+_GRAD_USE_FUNCTIONS = T.NORM_FUNCTIONS | T.GRAD_EDIT_FUNCTIONS | T.GRAD_READ_FUNCTIONS
 _BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 
 
@@ -267,7 +272,10 @@ class AmpModel:
             for f in self.functions:
                 for c in f.calls:
                     if (c.method in _EVENT_METHODS and c.may_be_scaler_method() or c.qual in N.CLIP_FUNCTIONS
-                            or self.scalers.is_ctor_call(c.node)):
+                            or self.scalers.is_ctor_call(c.node)
+                            # (a hook that reads the gradients: it runs in an importer's protocol)
+                            or (c.method in _GRAD_USES or c.qual in _GRAD_USE_FUNCTIONS)
+                            and self.events.of(c).kind == "clip"):
                         direct.add(f)
                         break
             self._close_relevant(direct)

@@ -60,6 +60,7 @@ class Events:
     def __init__(self, model) -> None:
         self.m = model
         self._memo: dict[int, Event] = {}
+        self._rescale_memo: dict = {}
         self._fsdp: frozenset[str] | None = None
         self.opt_texts = self._optimizer_texts()
         #: containers an item of which a scaler steps or unscales (``scaler.step(opts["D"])``)
@@ -127,7 +128,7 @@ class Events:
                 via = None if first is None or reads_grads(first.value) else self._grad_name(cs, first.value)
                 if first is not None and (via is not None or reads_grads(first.value)) and not predicate_chain(first.value):
                     edit = qual in T.GRAD_EDIT_FUNCTIONS
-                    if not edit and self._normalizes(cs):
+                    if not edit and (self._normalizes(cs) or self._rescales(cs.func)):
                         return Event("torch", cs)
                     return Event("clip", cs, use="edit" if edit else "read", via=via)
                 return Event("torch", cs)
@@ -137,7 +138,9 @@ class Events:
             via = None if reads_grads(cs.recv_node) else self._grad_alias(cs)
             if via is not None or reads_grads(cs.recv_node):
                 # ``p.grad.norm()``, ``p.grad.pow(2).sum()``: a magnitude read of scaled gradients
-                return Event("torch", cs) if self._normalizes(cs) else Event("clip", cs, use="read", via=via)
+                if self._normalizes(cs) or self._rescales(cs.func):
+                    return Event("torch", cs)
+                return Event("clip", cs, use="read", via=via)
         if m in T.GRAD_EDIT_METHODS:
             via = None if mentions_grad(cs.recv_node) else self._grad_alias(cs)
             if via is not None or mentions_grad(cs.recv_node):
@@ -179,6 +182,30 @@ class Events:
                 return None
             found = inner
         return found
+
+    def _rescales(self, func) -> bool:
+        """``func`` puts the loss scale into arithmetic (``inv = 1.0 / scaler.get_scale()``, ``norm
+        / scale`` with ``scale = scaler.get_scale()``): the gradient magnitudes it reads are
+        brought back to true units there."""
+        hit = self._rescale_memo.get(func)
+        if hit is not None:
+            return hit
+        from .usage import name_uses
+
+        sites = {id(c.node) for c in func.calls if c.method in ("get_scale", "_get_scale_async")}
+        hit = False
+        if sites:
+            names = {name for name, binds in self.m.scopes.locals_of(func).items() if "." not in name
+                     and any(b.kind == "assign" and not b.unpack and id(b.value) in sites for b in binds)}
+            for u in name_uses(func, names, sites):
+                if u.store:
+                    continue
+                parent, _field = u.parent()
+                if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.Multiply)):
+                    hit = True
+                    break
+        self._rescale_memo[func] = hit
+        return hit
 
     def _normalizes(self, cs: CallSite) -> bool:
         """``norm = torch.norm(p.grad)`` used only to divide gradients (``eps * p.grad / norm``,

@@ -64,6 +64,10 @@ class Scopes:
         """Bindings of ``name`` made in ``func`` itself (for the module: at module level)."""
         return self._local.get(func, {}).get(name, [])
 
+    def locals_of(self, func: FunctionInfo) -> dict[str, list[Binding]]:
+        """Every name bound in ``func`` itself -> its bindings."""
+        return self._local.get(func, {})
+
     def scope_of(self, func: FunctionInfo, name: str) -> FunctionInfo:
         """The function (``top`` for the module) whose scope ``name`` belongs to when read in ``func``."""
         head = name.split(".", 1)[0].split("[", 1)[0]

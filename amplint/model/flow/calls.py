@@ -121,11 +121,11 @@ class Calls:
             self.observe(frame, "scale", cs.node, cs, s, None, live)
             return live | idle
         if m == "unscale_":
-            o = self.opt_key(frame, cs.arg(0, "optimizer"))
+            o = self.opt_key(frame, cs)
             self.observe(frame, "unscale", cs.node, cs, s, o, live)
             return self._moved(live, (m, s, o, cs.node), _unscale) | idle
         if m == "step":
-            o = self.opt_key(frame, cs.arg(0, "optimizer"))
+            o = self.opt_key(frame, cs)
             self.observe(frame, "step", cs.node, cs, s, o, live)
             return self._moved(live, (m, s, o, cs.node), _step) | idle
         if m == "update":

@@ -49,6 +49,8 @@ class Conditions(ScalerConditions):
         self._static_memo: dict = {}
         self._scaler_conditions()
         self.interesting = self._interesting_conditions()
+        self._object_flag_counts: dict[str, int] = {}
+        self._object_flags(self.m)  # (counted: a module admitted later may test them again)
 
     def test_text(self, test: cst.CSTNode) -> str:
         text = self._cond_text.get(test)
@@ -164,8 +166,16 @@ class Conditions(ScalerConditions):
             self.interesting |= self._object_flags(model)
 
     def _object_flags(self, model) -> set[str]:
+        """``self.<flag>`` tests guarding protocol events, counted over every module the flow
+        has seen: one tested in a base class's hook and again in the subclass's override
+        (``if self.max_grad_norm:`` around the clip in ``base.py`` and around ``unscale_`` in
+        ``amp.py``) correlates the two."""
         guarding = [t for t in model.tests if self._guards_events(t) and self.test_text(t).startswith("self.")]
-        return self._interesting_conditions(guarding) if len(guarding) > 1 else set()
+        counts = self._object_flag_counts
+        for test in guarding:
+            for key, _v in self.cond_facts(self.root_frame(self._test_function(test)), test, True, raw=True):
+                counts[key] = counts.get(key, 0) + 1
+        return {k for k, n in counts.items() if n > 1}
 
     def _interesting_conditions(self, tests=None) -> set[str]:
         """Atoms tested more than once in the file: only those can correlate two branches."""

@@ -149,14 +149,35 @@ class Interproc(Objects):
     def is_scaler_in(self, func: FunctionInfo, text: str) -> bool:
         return self.scalers.is_scaler(func, text)
 
-    def opt_key(self, frame, arg) -> str:
+    def opt_key(self, frame, cs: CallSite) -> str:
+        """The optimizer a scaler call (``S.step(O)``, ``S.unscale_(O)``) names, as a flow key."""
+        arg = cs.arg(0, "optimizer")
         node = arg.value if arg is not None else None
         if node is None:
             return "?"
-        key = expr_key(node)
+        if type(node) is cst.Name and frame.env:
+            # ``opt = self.optimizers[name]`` once in a helper called with ``"d"`` and ``"g"``
+            binds = self.m.scopes.local(frame.func, node.value)
+            if len(binds) == 1 and binds[0].kind == "assign" and not binds[0].unpack \
+                    and type(binds[0].value) is cst.Subscript and binds[0].order < cs.order:
+                node = binds[0].value
+        key = self._literal_index(frame, node) if type(node) is cst.Subscript else None
+        key = key or expr_key(node)
         if key is None:
             return self.anonymous(node)
         return self.canon(frame, key) or key
+
+    def _literal_index(self, frame, node: cst.Subscript) -> str | None:
+        """``X[name]`` with ``name`` a parameter the caller passed a literal (``"d"``, ``0``):
+        ``X["d"]``, so the helper's two calls step two optimizers."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        index = node.slice[0].slice.value
+        lit = frame.env.get(index.value) if type(index) is cst.Name else None
+        head = expr_key(node.value)
+        if lit is None or head is None or not (lit[:1] in "\"'" or lit.isdigit()):
+            return None
+        return f"{head}[{lit}]"
 
     def anonymous(self, node) -> str:
         """A key of its own for an expression no name reaches (a call's result), numbered in the
