@@ -115,7 +115,11 @@ class Events:
         if m == "backward":
             if recv in ("self", "cls") or self._project_backward(cs):
                 return Event("call", cs, method=m, param_recv=param_recv)
-            return Event("backward", cs, method=m, tensor=cs.recv_node, param_recv=param_recv)
+            tensor = cs.recv_node
+            if recv is not None and cs.node.args and cs.node.args[0].keyword is None and _back_propagator(recv):
+                # ``accelerator.backward(loss)``, ``fabric.backward(loss)``: the tensor is the argument
+                tensor = cs.node.args[0].value
+            return Event("backward", cs, method=m, tensor=tensor, param_recv=param_recv)
         qual = cs.qual
         if qual is not None:
             if qual in T.AUTOGRAD_BACKWARD:
@@ -152,6 +156,8 @@ class Events:
             # ``self.clip_fn(params)`` with ``self.clip_fn = functools.partial(clip_grad_norm_,
             # max_norm=...)`` bound by the class or a base class (of any module)
             return Event("clip", cs, use="clip")
+        if recv == "self" and m in _CLIP_NAMES and qual is None and self._configured_clip(cs):
+            return Event("clip", cs, use="clip")
         if m == "zero_grad":
             if T.submodule_receiver(recv):
                 # ``model.backbone.zero_grad()``: a part of the model (frozen in a warm-up); the
@@ -182,6 +188,19 @@ class Events:
                 return None
             found = inner
         return found
+
+    def _configured_clip(self, cs: CallSite) -> bool:
+        """``self.clip_grad_norm(params)`` where ``self.clip_grad_norm`` is no method but an object
+        a factory builds from the configuration (``instantiate_from_config(cfg.clip_grad_norm)``):
+        named after torch's clip and handed the parameters, it clips them."""
+        from .scopes import owner_class
+
+        cls = owner_class(cs.func)
+        if cls is None or self.m.scopes.method(cls, cs.method) is not None or not cs.node.args:
+            return False
+        binds = self.m.scopes.attr(cls, cs.method)
+        return bool(binds) and all(type(b.value) is cst.Call or type(b.value) is cst.Name and b.value.value == "None"
+                                   for b in binds) and any(type(b.value) is cst.Call for b in binds)
 
     def _rescales(self, func) -> bool:
         """``func`` puts the loss scale into arithmetic (``inv = 1.0 / scaler.get_scale()``, ``norm
@@ -301,6 +320,17 @@ def _autograd_call(node) -> bool:
     ``.grad``."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "grad"
                for n in receiver_chain(node))
+
+
+#: torch's clip function names, as the attribute a configured clip object is kept under
+_CLIP_NAMES = frozenset({"clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_value_"})
+
+
+def _back_propagator(recv: str) -> bool:
+    """An object whose ``backward(loss)`` back-propagates its argument (accelerate, Lightning
+    Fabric), not a tensor."""
+    last = recv.rsplit(".", 1)[-1].lower()
+    return "accelerat" in last or "fabric" in last
 
 
 def mentions_grad(node: cst.CSTNode | None) -> bool:
