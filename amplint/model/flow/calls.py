@@ -18,7 +18,8 @@ from ..structure import CallSite
 from ..syntax import expr_key
 from .interproc import target_heads
 from .monitors import announce
-from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, STEPPED, UNSCALED, UNSCALED_GRADS, State
+from . import moves
+from .state import CLEAN, FRESH, IMPLIED, LOST, SCALED, UNSCALED_GRADS, State
 
 #: the most names bound to ``S.scale(...)`` one path follows (see :meth:`Calls.assign`)
 MAX_SCALED_NAMES = 16
@@ -123,14 +124,14 @@ class Calls:
         if m == "unscale_":
             o = self.opt_key(frame, cs)
             self.observe(frame, "unscale", cs.node, cs, s, o, live)
-            return self._moved(live, (m, s, o, cs.node), _unscale) | idle
+            return self._moved(live, (m, s, o, cs.node), moves.unscale) | idle
         if m == "step":
             o = self.opt_key(frame, cs)
             self.observe(frame, "step", cs.node, cs, s, o, live)
-            return self._moved(live, (m, s, o, cs.node), _step) | idle
+            return self._moved(live, (m, s, o, cs.node), moves.step) | idle
         if m == "update":
             self.observe(frame, "update", cs.node, cs, s, None, live)
-            return self._moved(live, (m, s, None, cs.node), _update) | idle
+            return self._moved(live, (m, s, None, cs.node), moves.update) | idle
         if m in T.SCALER_QUERIES:
             return live | idle
         # any other method (private helpers, monkey-patched ones) may change the scaler
@@ -377,30 +378,3 @@ def _scale_receiver(tensor) -> str | None:
     if isinstance(tensor, cst.Call) and len(tensor.args) == 2:
         return _scale_receiver(tensor.args[1].value)
     return None
-
-
-# --- GradScaler's moves, one state at a time (pure: memoised by :meth:`Calls._moved`) --------------
-
-
-def _unscale(st: State, s: str, o, node) -> State:
-    f = st.facts(s)
-    st = st.with_facts(s, f.but(stages=f.with_stage(o, UNSCALED, node), grads=(UNSCALED_GRADS, node)))
-    return announce(st, "unscale", scaler=s, opt=o, node=node)
-
-
-def _step(st: State, s: str, o, node) -> State:
-    f = st.facts(s)
-    n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
-    f = f.but(stages=f.with_stage(o, STEPPED, node), grads=(CLEAN, node), sbw=frozenset(), exact=True,
-              iters=(n, prev, cur | {o}))
-    st = st.with_facts(s, f)
-    if st.path.plain:
-        st = st.with_path(plain=frozenset())
-    return announce(st, "step", scaler=s, opt=o, node=node)
-
-
-def _update(st: State, s: str, _o, node) -> State:
-    f = st.facts(s)
-    n, prev, cur = f.iters if f.iters is not None else (0, frozenset(), frozenset())
-    f = f.but(ready=True, stages=frozenset(), iters=(min(n + 1, 2), prev | cur, frozenset()), done=frozenset())
-    return announce(st.with_facts(s, f), "update", scaler=s, node=node)
