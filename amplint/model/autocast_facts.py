@@ -140,8 +140,11 @@ def _devices(model, func, e, out: set[str], depth: int, seen: set) -> None:
             _devices(model, func, e.args[1].value, out, depth + 1, seen)
         else:
             out.add("?")
-    elif isinstance(e, cst.Name):
-        bindings = model.scopes.lookup(func, e.value)
+    elif isinstance(e, (cst.Name, cst.Attribute)):
+        # (``self.autocast_device_type``: the attribute's bindings in the class's methods)
+        key = e.value if isinstance(e, cst.Name) else dotted_text(e)
+        bindings = (model.scopes.lookup(func, key) if isinstance(e, cst.Name)
+                    else model.values.bindings_of_key(func, key) if key is not None else [])
         if not bindings:
             out.add("?")
         for b in bindings:

@@ -139,11 +139,30 @@ class Dtypes:
             hit = self.fp16_source(b.func, b.value, b.order, depth + 1, on_cuda, b.arms)
             if hit is not None:
                 return hit
+            hit = self._returned_source(b.value, depth, on_cuda)
+            if hit is not None:
+                return hit
         if b.kind == "aug":
             earlier = [x for x in bindings if x.order < b.order]
             if earlier:
                 prev = max(earlier, key=lambda x: x.order)
                 return self._binding_source(prev, earlier, depth + 1, on_cuda)
+        return None
+
+    def _returned_source(self, value, depth: int, on_cuda: bool):
+        """``loss = self.train_one_batch(batch)``: the float16 region a function of this file
+        returns its value from (computed in the region, or bound there)."""
+        site = self.m.call_of.get(value) if type(value) is cst.Call else None
+        callee = self.m.callee_of(site) if site is not None else None
+        if callee is None or callee is site.func or depth >= _MAX_DEPTH:
+            return None
+        for ret in self.m.values.returns_of(callee):
+            inner = self.m.call_of.get(ret) if type(ret) is cst.Call else None
+            r = self._innermost_fp16(inner.regions, on_cuda) if inner is not None and not _no_grad(inner.regions) else None
+            if r is None:
+                r = self.fp16_source(callee, ret, _END, depth + 1, on_cuda)
+            if r is not None:
+                return r
         return None
 
     # --- facts for AMP106 ----------------------------------------------------------------------
@@ -214,6 +233,10 @@ class Dtypes:
             if r is not None and not self.disabled_here(site.arms, r):
                 out.append(site)
         return out
+
+
+#: a position after every binding of a function (its returns read them all)
+_END = 1 << 30
 
 
 def _no_grad(regions) -> bool:

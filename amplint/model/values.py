@@ -514,10 +514,15 @@ class Values:
             return frozenset({UNKNOWN})
         return frozenset(self._bindings(bindings, depth)) or frozenset({UNKNOWN})
 
-    def _returned(self, fn: FunctionInfo, depth: int) -> frozenset[Value]:
+    def returns_of(self, fn: FunctionInfo) -> list[cst.BaseExpression]:
+        """The expressions ``fn`` returns (not those of functions it defines)."""
         rets = self._returns.get(fn)
         if rets is None:
             rets = self._returns[fn] = _returns(fn)
+        return rets
+
+    def _returned(self, fn: FunctionInfo, depth: int) -> frozenset[Value]:
+        rets = self.returns_of(fn)
         out: set[Value] = set()
         for r in rets:
             out |= self.of(fn, r, depth)
