@@ -245,8 +245,10 @@ def updates_without_step(model) -> list:
     seen: set[int] = set()
     for obs in _obs(model, "update"):
         site = obs.site
-        if site is None or id(obs.node) in seen or eval_context(obs, model) is not None or site.node.args:
+        if site is None or id(obs.node) in seen or site.node.args:
             continue
+        if eval_context(obs, model) is not None and _own_evaluation(obs):
+            continue  # an update written in evaluation code: AMP201's
         # (a path through an ``except`` handler counts: the exception may come before the step,
         # and an update after the handler then meets no step, ``No inf checks were recorded``)
         if not any(st.facts(obs.scaler).all_ready and not st.path.approx for st in obs.states) \
@@ -256,6 +258,16 @@ def updates_without_step(model) -> list:
         bypass = {n for st in obs.states for s, n in value(st, "bypass") if s == obs.scaler}
         out.append((obs, sorted(bypass, key=lambda n: source_order(model, n))))
     return out
+
+
+def _own_evaluation(obs) -> bool:
+    """The evaluation region around an observation is its own function's (the call is written
+    in evaluation code), not only a caller's (a shared ``_run_batch(train=False)`` that updates
+    with no step, called from a ``@torch.no_grad()`` validation: an update without a step too)."""
+    own = obs.site.regions
+    if obs.grad_disabled is not None and any(r is obs.grad_disabled for r in own):
+        return True
+    return any(r.kind in ("eval", "eval_name") and not r.has_backward for r in own)
 
 
 def _step_skipped_here(obs) -> bool:
