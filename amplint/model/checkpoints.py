@@ -9,6 +9,8 @@ counts, and a module that saves or loads a scaler's state anywhere else is taken
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from .. import torch_api as T
@@ -308,9 +310,21 @@ class Cand:
     def may_hold_scaler(self, model) -> bool:
         if self.unknown:
             return True
-        if any(w in k.lower() for k in self.keys for w in ("scaler", "amp", "scale")):
+        if any(_scaler_key(k) for k in self.keys):
             return True
         return any(mentions(v, lambda t: scaler_ish(t) or model.is_scaler(self.func, t)) for v in self.values)
+
+
+def _scaler_key(key: str) -> bool:
+    """A checkpoint key that may hold the scaler's state: ``scaler``, ``grad_scaler``,
+    ``amp``, ``amp_state``, ``scale``, ``loss_scale``; not ``logit_scale`` (CLIP's temperature),
+    ``clamp_max`` or ``sample_rate``."""
+    low = key.lower()
+    if "scaler" in low:
+        return True
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", key).lower()) if w]
+    return "amp" in words or "apex" in words or words == ["scale"] or "scale" in words and (
+        "loss" in words or "grad" in words or "amp" in words)
 
 
 def _candidates(model, in_scope):
