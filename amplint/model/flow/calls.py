@@ -153,9 +153,16 @@ class Calls:
         for i, cls in enumerate(classes):
             mine = set()
             facts = frozenset((a, j == i) for j, a in enumerate(atoms))
+            ran = None
+            if each and frame.depth and cls in touching:
+                # the list holds one object of a class whose hook meets the scaler: one pass of
+                # this call's loop runs it (the fact goes when the callee returns)
+                ran = (f"{frame.tag}ran#{cs.order}:{cls.name}", True)
+                self._relevant_keys.add(ran[0])
+                facts = facts | {ran}
             for st in states:
                 p = st.path
-                if any((a, not v) in p.assume for a, v in facts):
+                if ran in p.assume or any((a, not v) in p.assume for a, v in facts):
                     continue
                 new = facts - p.assume
                 if new:
