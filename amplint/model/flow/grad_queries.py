@@ -17,8 +17,13 @@ def clips_on_scaled_grads(model) -> list:
     ``implied``)."""
     out = []
     seen: set[int] = set()
-    clips = {id(o.node): o for o in _obs(model, "clip")}
-    for obs in clips.values():
+    # (one clip node has an observation per calling context: a method called from the AMP arm,
+    # inside autocast, and from the fp32 arm)
+    every = _obs(model, "clip")
+    clips = {}
+    for o in every:
+        clips.setdefault(id(o.node), o)
+    for obs in every:
         if obs.site is None or id(obs.site.stmt) in seen:
             continue
         hit = _scaled_at_clip(model, obs, obs.states)
