@@ -198,7 +198,24 @@ def _frozen(model, key: str) -> bool:
         if c.method in ("requires_grad_", "train") and c.node.args and _false(c.node.args[0].value):
             return True
         if c.method in ("parameters", "named_parameters") and isinstance(c.stmt, cst.For):
-            if "requires_grad" in model.code_for(c.stmt.body):
+            if _freezes_each(c.stmt.body):
+                return True
+    return False
+
+
+def _freezes_each(body) -> bool:
+    """The loop body turns every parameter's gradient off: ``p.requires_grad = False`` or
+    ``p.requires_grad_(False)`` as a statement of its own (not ``p.requires_grad = "lora_" in n``,
+    which leaves the adapters trainable, nor one under an ``if``)."""
+    for stmt in body.body if isinstance(body, cst.IndentedBlock) else ():
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and _false(small.value) and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in small.targets):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute) \
+                    and small.value.func.attr.value == "requires_grad_" and small.value.args and _false(small.value.args[0].value):
                 return True
     return False
 
